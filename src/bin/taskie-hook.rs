@@ -1,0 +1,3 @@
+fn main() {
+    taskie::cli::hook_main();
+}

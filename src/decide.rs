@@ -1,0 +1,427 @@
+//! The hook's decision procedure (SPEC §5 steps 8–17) as pure functions: facts about
+//! the plan in, the new state, the answer and the event record out. All I/O (reading
+//! the plan, running the reviewer, writing) happens in `hook`, so `--dry-run` and the
+//! tests use exactly this logic.
+
+use crate::answer::Answer;
+use crate::events::{Path, Record};
+use crate::message;
+use crate::phase::{self, Review};
+use crate::planfile::{PlanFile, Subject};
+use crate::state::{State, StateError};
+use crate::tasks::TaskRow;
+use crate::verdict::{Reading, Verdict};
+
+/// Review failures in a row that turn into a hard stop (SPEC §5 step 14).
+pub const MAX_REVIEW_FAILURES: u64 = 3;
+
+/// What the hook knows about the selected plan before any decision.
+pub struct Facts<'a> {
+    pub plan: &'a str,
+    pub stop_hook_active: bool,
+    /// Structure errors (SPEC §7), in order.
+    pub errors: &'a [String],
+    /// state.json: `Ok(None)` when it does not exist.
+    pub state: &'a Result<Option<State>, StateError>,
+    /// Names of the entries directly in the plan directory.
+    pub files: &'a [String],
+    /// Rows of tasks.md; empty when it is missing or not a valid table.
+    pub tasks: &'a [TaskRow],
+}
+
+impl Facts<'_> {
+    pub fn has_file(&self, name: &str) -> bool {
+        self.files.iter().any(|f| f == name)
+    }
+
+    /// Path of a plan file relative to the project directory, as the agent sees it.
+    pub fn rel(&self, name: &str) -> String {
+        format!(".taskie/plans/{}/{}", self.plan, name)
+    }
+}
+
+/// The result of the steps before the reviewer.
+#[derive(Debug)]
+pub enum Step {
+    /// Decided without a reviewer.
+    Done(Outcome),
+    /// The cycle is exhausted; diagnostics are due (SPEC §5 step 14, §10).
+    HardStop(HardStop),
+    /// A review is due: run the reviewer, then call [`conclude`].
+    Review(Due),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outcome {
+    pub answer: Answer,
+    /// The state to write atomically before answering; `None` writes nothing.
+    pub write: Option<State>,
+    pub record: Record,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StopReason {
+    MaxReviewsReached,
+    ReviewerFailuresExhausted,
+}
+
+impl StopReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StopReason::MaxReviewsReached => "max_reviews_reached",
+            StopReason::ReviewerFailuresExhausted => "reviewer_failures_exhausted",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct HardStop {
+    pub reason: StopReason,
+    pub review: Review,
+    pub task: Option<u64>,
+    /// Reviews already run in this cycle.
+    pub iterations: u64,
+    pub state: State,
+    /// The newest review file of this cycle, if any was written.
+    pub last_review: Option<String>,
+    pub record: Record,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Due {
+    pub review: Review,
+    pub iteration: u64,
+    pub model: String,
+    pub task: Option<u64>,
+    pub review_file: String,
+    pub post_file: String,
+    /// The state as read.
+    pub read: State,
+    /// The state the review starts from (after post-review detection).
+    pub base: State,
+}
+
+/// How the reviewer run ended, as far as the decision cares.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Reviewed {
+    Failed {
+        reason: String,
+        log: String,
+        exit: Option<i32>,
+    },
+    Verdict {
+        reading: Reading,
+        exit: i32,
+    },
+}
+
+/// SPEC §5 steps 8–15.
+pub fn decide(f: &Facts) -> Step {
+    // Step 8: structure.
+    if !f.errors.is_empty() {
+        let text = message::invalid_plan(f.plan, f.errors);
+        let answer = if f.stop_hook_active {
+            Answer::allow(text)
+        } else {
+            Answer::block(text)
+        };
+        return done(answer, None, record(f, Path::ValidationFailed, None, None));
+    }
+    // Step 9: state.
+    let state = match f.state {
+        Ok(Some(s)) => s,
+        Ok(None) => {
+            return done(
+                Answer::Allow(None),
+                None,
+                record(f, Path::NoReviewDue, None, None),
+            );
+        }
+        Err(e) => {
+            let answer = Answer::allow(message::state_error(f.plan, e));
+            return done(answer, None, record(f, Path::StateError, None, None));
+        }
+    };
+    // Step 10: post-review detection.
+    let mut base = state.clone();
+    if let Some(r) = Review::from_name(&state.phase)
+        && state.next_phase.as_deref() == Some(r.post_name())
+        && let Some(n) = state.phase_iteration.filter(|n| *n >= 1)
+    {
+        let Some(post) = post_file(r, n, state.current_task) else {
+            let answer = Answer::allow(message::no_current_task(f.plan, r));
+            return done(answer, None, record(f, Path::StateError, Some(state), None));
+        };
+        if !f.has_file(&post) {
+            let answer = Answer::allow(message::post_review_owed(f.plan, r, n, &f.rel(&post)));
+            let mut rec = record(f, Path::PostReviewPending, Some(state), None);
+            rec.review = Some(r.name());
+            rec.iteration = Some(n);
+            return done(answer, None, rec);
+        }
+        base.phase = r.post_name().into();
+        base.next_phase = Some(r.name().into());
+    }
+    // Step 11.
+    let Some(r) = base.next_phase.as_deref().and_then(Review::from_name) else {
+        let answer = match base.next_phase.as_deref() {
+            Some(unknown) if !phase::is_known(unknown) => {
+                Answer::allow(message::unknown_next_phase(f.plan, unknown))
+            }
+            _ => Answer::Allow(None),
+        };
+        return done(
+            answer,
+            None,
+            record(f, Path::NoReviewDue, Some(state), None),
+        );
+    };
+    // Step 12–13.
+    let done_so_far = base.phase_iteration.unwrap_or(0);
+    if base.max_reviews == 0 {
+        let mut next = base.clone();
+        apply_advance(&mut next, r, f.tasks, 0);
+        next.consecutive_clean = 0;
+        next.review_failures = 0;
+        let target = next.next_phase.clone().unwrap_or_default();
+        let mut rec = record(f, Path::ReviewsDisabled, Some(state), Some(&next));
+        rec.review = Some(r.name());
+        return done(
+            Answer::allow(message::reviews_disabled(&target)),
+            Some(next),
+            rec,
+        );
+    }
+    // Step 14.
+    let n = done_so_far.saturating_add(1);
+    let stop = if base.review_failures >= MAX_REVIEW_FAILURES {
+        Some(StopReason::ReviewerFailuresExhausted)
+    } else if n > base.max_reviews {
+        Some(StopReason::MaxReviewsReached)
+    } else {
+        None
+    };
+    if let Some(reason) = stop {
+        let last_review = (1..=done_so_far.max(1))
+            .rev()
+            .filter_map(|i| review_file(r, i, base.current_task))
+            .find(|name| f.has_file(name));
+        let mut rec = record(f, Path::HardStop, Some(state), None);
+        rec.outcome = "allow";
+        rec.review = Some(r.name());
+        rec.iteration = Some(done_so_far);
+        return Step::HardStop(HardStop {
+            reason,
+            review: r,
+            task: base.current_task.filter(|_| r == Review::Code),
+            iterations: done_so_far,
+            state: state.clone(),
+            last_review,
+            record: rec,
+        });
+    }
+    // Step 15.
+    if let Some(missing) = missing_precondition(f, r, &base) {
+        let mut rec = record(f, Path::PreconditionMissing, Some(state), None);
+        rec.review = Some(r.name());
+        rec.iteration = Some(n);
+        return done(
+            Answer::allow(message::precondition(f.plan, r, &missing)),
+            None,
+            rec,
+        );
+    }
+    let task = base.current_task.filter(|_| r == Review::Code);
+    Step::Review(Due {
+        review: r,
+        iteration: n,
+        model: base.review_model.clone(),
+        task,
+        review_file: review_file(r, n, task).expect("code-review has a task after step 15"),
+        post_file: post_file(r, n, task).expect("code-review has a task after step 15"),
+        read: state.clone(),
+        base,
+    })
+}
+
+/// SPEC §5 steps 16–17: the new state and answer once the reviewer has run.
+pub fn conclude(f: &Facts, due: &Due, reviewed: &Reviewed) -> Outcome {
+    let r = due.review;
+    let mut rec = record(f, Path::ReviewerFailed, Some(&due.read), None);
+    rec.review = Some(r.name());
+    rec.iteration = Some(due.iteration);
+    rec.model = Some(due.model.clone());
+    let reading = match reviewed {
+        Reviewed::Failed { reason, log, exit } => {
+            // Only the failure count changes: the agent cannot fix a broken reviewer.
+            let mut next = due.read.clone();
+            next.review_failures = next.review_failures.saturating_add(1);
+            rec.reviewer_exit = *exit;
+            rec.after(&next);
+            let text = message::reviewer_failed(f.plan, due, reason, log, next.review_failures);
+            return finish(Answer::allow(text), Some(next), rec);
+        }
+        Reviewed::Verdict { reading, exit } => {
+            rec.reviewer_exit = Some(*exit);
+            reading
+        }
+    };
+    rec.verdict = Some(reading.verdict.as_str());
+    rec.verdict_source = Some(reading.source.clone());
+
+    let mut next = due.base.clone();
+    next.consecutive_clean = if reading.verdict == Verdict::Pass {
+        next.consecutive_clean.saturating_add(1)
+    } else {
+        0
+    };
+    next.review_model = phase::toggle_model(&next.review_model).to_owned();
+    next.review_failures = 0;
+    let streak = next.consecutive_clean;
+
+    if streak >= next.clean_reviews_required {
+        apply_advance(&mut next, r, f.tasks, due.iteration);
+        let target = next.next_phase.clone().unwrap_or_default();
+        rec.path = Path::Advanced;
+        rec.after(&next);
+        let answer = if next.auto_continue && target != "complete" {
+            Answer::block(message::auto_continue(r, streak, &target))
+        } else {
+            Answer::allow(message::passed(r, streak, &target))
+        };
+        return finish(answer, Some(next), rec);
+    }
+
+    next.phase = r.name().into();
+    next.next_phase = Some(r.post_name().into());
+    next.phase_iteration = Some(due.iteration);
+    rec.path = Path::ReviewBlocked;
+    rec.after(&next);
+    let reason = message::address_review(f, due, reading, streak, next.clean_reviews_required);
+    finish(Answer::block(reason), Some(next), rec)
+}
+
+/// Where a passed review `r` leads (SPEC §6).
+pub fn advance_target(r: Review, state: &State, tasks: &[TaskRow]) -> &'static str {
+    let implement = if state.tdd {
+        "complete-task-tdd"
+    } else {
+        "complete-task"
+    };
+    match r {
+        Review::Plan => "create-tasks",
+        Review::Tasks => implement,
+        Review::Code => {
+            let current = state.current_task.map(|t| t.to_string());
+            let other_unfinished = tasks
+                .iter()
+                .any(|t| !t.is_finished() && current.as_deref() != Some(task_key(t).as_str()));
+            if other_unfinished {
+                implement
+            } else {
+                "all-code-review"
+            }
+        }
+        Review::AllCode => "complete",
+    }
+}
+
+/// Applies the advance of SPEC §6 to `state` as if cycle `r` passed at `iteration`.
+pub fn apply_advance(state: &mut State, r: Review, tasks: &[TaskRow], iteration: u64) {
+    let target = advance_target(r, state, tasks);
+    state.phase = r.name().into();
+    state.next_phase = Some(target.into());
+    state.phase_iteration = Some(iteration);
+    if target == "all-code-review" {
+        state.phase_iteration = Some(0);
+        state.consecutive_clean = 0;
+        state.review_model = "opus".into();
+    }
+}
+
+/// A task's id for comparisons: its number when it has one, else its text.
+fn task_key(t: &TaskRow) -> String {
+    t.number()
+        .map(|n| n.to_string())
+        .unwrap_or_else(|| t.id.clone())
+}
+
+fn subject(r: Review, task: Option<u64>) -> Option<Subject> {
+    Some(match r {
+        Review::Plan => Subject::Plan,
+        Review::Tasks => Subject::Tasks,
+        Review::Code => Subject::TaskCode(task?),
+        Review::AllCode => Subject::AllCode,
+    })
+}
+
+/// The review file for (R, N) (SPEC §8); `None` for a code review without a task.
+pub fn review_file(r: Review, n: u64, task: Option<u64>) -> Option<String> {
+    Some(PlanFile::Review(subject(r, task)?, n).file_name())
+}
+
+/// The post-review file for (R, N) (SPEC §8).
+pub fn post_file(r: Review, n: u64, task: Option<u64>) -> Option<String> {
+    Some(PlanFile::PostReview(subject(r, task)?, n).file_name())
+}
+
+/// SPEC §5 step 15: what a review needs before it can run.
+fn missing_precondition(f: &Facts, r: Review, state: &State) -> Option<String> {
+    match r {
+        Review::Plan if !f.has_file("plan.md") => Some(f.rel("plan.md")),
+        Review::Plan => None,
+        Review::Code => match state.current_task {
+            None => Some(
+                "current_task in state.json (set it with `taskie state set current_task=<N>`)"
+                    .into(),
+            ),
+            Some(t) if !f.has_file(&format!("task-{t}.md")) => Some(f.rel(&format!("task-{t}.md"))),
+            Some(_) => None,
+        },
+        Review::Tasks | Review::AllCode => {
+            let any = f.tasks.iter().any(|t| {
+                t.number()
+                    .is_some_and(|n| f.has_file(&format!("task-{n}.md")))
+            });
+            (!any).then(|| {
+                format!(
+                    "a task listed in {} whose task-<id>.md exists",
+                    f.rel("tasks.md")
+                )
+            })
+        }
+    }
+}
+
+fn done(answer: Answer, write: Option<State>, record: Record) -> Step {
+    Step::Done(finish(answer, write, record))
+}
+
+fn finish(answer: Answer, write: Option<State>, mut record: Record) -> Outcome {
+    if let Some(s) = &write {
+        record.after(s);
+    }
+    record.outcome = answer.outcome();
+    Outcome {
+        answer,
+        write,
+        record,
+    }
+}
+
+fn record(f: &Facts, path: Path, before: Option<&State>, after: Option<&State>) -> Record {
+    let mut rec = Record {
+        plan: f.plan.to_owned(),
+        path,
+        ..Record::default()
+    };
+    if let Some(s) = before {
+        rec.phase_before = Some(s.phase.clone());
+        rec.next_phase_before = s.next_phase.clone();
+        rec.after(s);
+    }
+    if let Some(s) = after {
+        rec.after(s);
+    }
+    rec
+}
