@@ -25,7 +25,11 @@ impl Project {
         let tmp = tempfile::tempdir().expect("temp dir");
         std::fs::create_dir_all(tmp.path().join("project")).unwrap();
         std::fs::create_dir_all(tmp.path().join("reviewer")).unwrap();
-        let p = Project { tmp, plan: "p".into(), env: Vec::new() };
+        let p = Project {
+            tmp,
+            plan: "p".into(),
+            env: Vec::new(),
+        };
         p.set_reviewer(&Fake::pass());
         p
     }
@@ -35,7 +39,11 @@ impl Project {
         self.plan = id.into();
         std::fs::create_dir_all(self.plan_dir()).unwrap();
         if !self.plan_dir().join("plan.md").exists() {
-            std::fs::write(self.plan_dir().join("plan.md"), "# Plan\n\nBuild the thing.\n").unwrap();
+            std::fs::write(
+                self.plan_dir().join("plan.md"),
+                "# Plan\n\nBuild the thing.\n",
+            )
+            .unwrap();
         }
         self
     }
@@ -59,7 +67,11 @@ impl Project {
         let mut md = String::from("| Id | Title | Status |\n|----|-------|--------|\n");
         for (id, status) in rows {
             md.push_str(&format!("| {id} | Task {id} | {status} |\n"));
-            std::fs::write(self.plan_dir().join(format!("task-{id}.md")), format!("# Task {id}\n")).unwrap();
+            std::fs::write(
+                self.plan_dir().join(format!("task-{id}.md")),
+                format!("# Task {id}\n"),
+            )
+            .unwrap();
         }
         std::fs::write(self.plan_dir().join("tasks.md"), md).unwrap();
         self
@@ -138,7 +150,11 @@ impl Project {
         if event.get("cwd").is_none() {
             event["cwd"] = json!(self.root());
         }
-        let out = self.hook_command().write_stdin(event.to_string()).output().unwrap();
+        let out = self
+            .hook_command()
+            .write_stdin(event.to_string())
+            .output()
+            .unwrap();
         Run::from(out)
     }
 
@@ -161,7 +177,8 @@ impl Project {
     }
 
     pub fn read(&self, name: &str) -> String {
-        std::fs::read_to_string(self.plan_dir().join(name)).unwrap_or_else(|e| panic!("read {name}: {e}"))
+        std::fs::read_to_string(self.plan_dir().join(name))
+            .unwrap_or_else(|e| panic!("read {name}: {e}"))
     }
 
     pub fn exists(&self, name: &str) -> bool {
@@ -183,7 +200,9 @@ impl Project {
 
     /// How many times the fake reviewer ran.
     pub fn reviewer_calls(&self) -> usize {
-        std::fs::read_to_string(self.reviewer_dir().join("calls")).map(|s| s.lines().count()).unwrap_or(0)
+        std::fs::read_to_string(self.reviewer_dir().join("calls"))
+            .map(|s| s.lines().count())
+            .unwrap_or(0)
     }
 
     /// The arguments of the last reviewer run.
@@ -202,7 +221,9 @@ impl Project {
     /// Every file below the project, with its bytes, to prove a run wrote nothing.
     pub fn snapshot(&self) -> Vec<(PathBuf, Vec<u8>)> {
         fn walk(dir: &Path, out: &mut Vec<(PathBuf, Vec<u8>)>) {
-            let Ok(entries) = std::fs::read_dir(dir) else { return };
+            let Ok(entries) = std::fs::read_dir(dir) else {
+                return;
+            };
             for e in entries.flatten() {
                 let p = e.path();
                 if p.is_dir() {
@@ -241,15 +262,24 @@ impl Run {
     /// The answer as JSON; `Value::Null` for empty stdout. Asserts the hook protocol:
     /// exit 0, and stdout empty or exactly one JSON object.
     pub fn answer(&self) -> Value {
-        assert_eq!(self.code, Some(0), "the hook always exits 0; stderr: {}", self.stderr);
+        assert_eq!(
+            self.code,
+            Some(0),
+            "the hook always exits 0; stderr: {}",
+            self.stderr
+        );
         let out = self.stdout.trim();
         if out.is_empty() {
             return Value::Null;
         }
-        let v: Value = serde_json::from_str(out).unwrap_or_else(|e| panic!("stdout is not one JSON object ({e}): {out}"));
+        let v: Value = serde_json::from_str(out)
+            .unwrap_or_else(|e| panic!("stdout is not one JSON object ({e}): {out}"));
         assert!(v.is_object(), "stdout must be an object: {out}");
         if v.get("decision").is_none() {
-            assert!(v.get("continue").is_none(), "an allow never carries continue: {out}");
+            assert!(
+                v.get("continue").is_none(),
+                "an allow never carries continue: {out}"
+            );
         }
         v
     }
@@ -269,7 +299,10 @@ impl Run {
     pub fn message(&self) -> String {
         let a = self.answer();
         assert!(a.get("decision").is_none(), "expected an allow, got {a}");
-        a["systemMessage"].as_str().unwrap_or_else(|| panic!("expected a systemMessage, got {a}")).to_owned()
+        a["systemMessage"]
+            .as_str()
+            .unwrap_or_else(|| panic!("expected a systemMessage, got {a}"))
+            .to_owned()
     }
 
     /// Asserts an allow with empty stdout.
@@ -298,7 +331,7 @@ pub enum Shape {
 pub struct Fake {
     pub shape: Shape,
     /// The last line of the review file it writes; `None` writes no review file.
-    pub file_verdict: Option<&'static str>,
+    pub file_last_line: Option<String>,
     pub exit: i32,
     pub sleep_secs: Option<f64>,
     /// Leaves a `sleep` grandchild holding stdout, its pid in `grandchild`.
@@ -309,7 +342,14 @@ pub struct Fake {
 
 impl Fake {
     pub fn verdict(v: &'static str) -> Fake {
-        Fake { shape: Shape::Structured(v), file_verdict: Some(v), exit: 0, sleep_secs: None, grandchild: false, extra: "" }
+        Fake {
+            shape: Shape::Structured(v),
+            file_last_line: Some(format!("VERDICT: {v}")),
+            exit: 0,
+            sleep_secs: None,
+            grandchild: false,
+            extra: "",
+        }
     }
     pub fn pass() -> Fake {
         Fake::verdict("PASS")
@@ -321,8 +361,14 @@ impl Fake {
         self.shape = shape;
         self
     }
+    /// The review file ends with `VERDICT: <verdict>`; `None` writes no file.
     pub fn file(mut self, verdict: Option<&'static str>) -> Fake {
-        self.file_verdict = verdict;
+        self.file_last_line = verdict.map(|v| format!("VERDICT: {v}"));
+        self
+    }
+    /// The review file ends with exactly this line.
+    pub fn file_line(mut self, line: &str) -> Fake {
+        self.file_last_line = Some(line.into());
         self
     }
     pub fn exit(mut self, code: i32) -> Fake {
@@ -350,17 +396,17 @@ impl Fake {
              for a; do prompt=\"$a\"; done\n\
              path=$(printf '%s\\n' \"$prompt\" | sed -n 's/^- Write your review to exactly this file, creating it: //p')\n",
         );
-        if let Some(secs) = self.sleep_secs {
-            s.push_str(&format!("sleep {secs}\n"));
-        }
         if self.grandchild {
             s.push_str("sleep 1000 &\necho $! > \"$here/grandchild\"\n");
         }
+        if let Some(secs) = self.sleep_secs {
+            s.push_str(&format!("sleep {secs}\n"));
+        }
         s.push_str(self.extra);
         s.push('\n');
-        if let Some(v) = self.file_verdict {
+        if let Some(line) = &self.file_last_line {
             s.push_str(&format!(
-                "printf '# Review\\n\\n## Findings\\n\\n- The error message does not name the file\\n- Missing test for the empty case\\n\\nVERDICT: {v}\\n' > \"$path\"\n"
+                "cat > \"$path\" <<'TASKIE_EOF'\n# Review\n\n## Findings\n\n- The error message does not name the file\n- Missing test for the empty case\n\n{line}\nTASKIE_EOF\n"
             ));
         }
         let stdout = match &self.shape {

@@ -1,0 +1,439 @@
+//! SPEC §8 (the reviewer), §9 (verdicts) and §5 step 16 (reviewer failures), against
+//! the real `taskie-hook` and a fake reviewer.
+
+mod common;
+
+use common::{Fake, Project, Shape, due};
+use serde_json::json;
+use std::time::{Duration, Instant};
+
+fn code_review_project() -> Project {
+    Project::new().plan("p").tasks(&[(1, "done"), (2, "pending")]).state(json!({
+        "phase": "complete-task", "next_phase": "code-review", "phase_iteration": 0,
+        "current_task": 1, "review_model": "opus", "consecutive_clean": 0, "max_reviews": 8, "tdd": false}))
+}
+
+#[test]
+fn the_reviewer_gets_exactly_the_documented_arguments_environment_and_directory() {
+    let p = Project::new().plan("p").state(due("plan-review"));
+    p.stop();
+    let args = p.reviewer_args();
+    assert_eq!(
+        &args[..10],
+        [
+            "--print",
+            "--model",
+            "opus",
+            "--output-format",
+            "json",
+            "--json-schema",
+            r#"{"type":"object","properties":{"verdict":{"type":"string","enum":["PASS","FAIL"]}},"required":["verdict"]}"#,
+            "--dangerously-skip-permissions",
+            "--settings",
+            r#"{"disableAllHooks":true}"#,
+        ]
+    );
+    assert_eq!(args.len(), 11, "the prompt is the last argument");
+    assert_eq!(
+        p.reviewer_saw("skip"),
+        "1",
+        "TASKIE_HOOK_SKIP=1 for the reviewer"
+    );
+    assert_eq!(
+        p.reviewer_saw("cwd").trim(),
+        p.root().canonicalize().unwrap().to_str().unwrap()
+    );
+    assert_eq!(p.reviewer_saw("stdin"), "", "stdin is empty");
+}
+
+#[test]
+fn the_prompt_is_self_contained() {
+    let p = code_review_project();
+    p.stop();
+    let prompt = p.reviewer_args().pop().unwrap();
+    assert!(
+        prompt.contains(taskie::prompt::action_text(taskie::phase::Review::Code).trim()),
+        "embeds the action"
+    );
+    for needle in [
+        "Plan id: p",
+        ".taskie/plans/p/plan.md",
+        ".taskie/plans/p/tasks.md",
+        ".taskie/plans/p/task-1.md",
+        ".taskie/plans/p/task-2.md",
+        "git log",
+        "- Write your review to exactly this file, creating it: .taskie/plans/p/task-1-code-review-1.md",
+        "VERDICT: PASS",
+        "VERDICT: FAIL",
+        "structured output",
+    ] {
+        assert!(prompt.contains(needle), "prompt lacks {needle:?}");
+    }
+}
+
+#[test]
+fn the_models_alternate_between_reviews() {
+    let p = Project::new()
+        .plan("p")
+        .state(due("plan-review"))
+        .reviewer(&Fake::fail());
+    p.stop();
+    assert_eq!(p.reviewer_args()[2], "opus");
+    let p = p.file("plan-post-review-1.md", "x\n");
+    p.stop_active();
+    assert_eq!(p.reviewer_args()[2], "sonnet");
+    assert_eq!(p.state_json()["review_model"], "opus");
+}
+
+#[test]
+fn a_review_file_left_by_an_interrupted_run_is_moved_to_the_logs() {
+    let p = Project::new()
+        .plan("p")
+        .state(due("plan-review"))
+        .file("plan-review-1.md", "stale\nVERDICT: PASS\n")
+        .reviewer(&Fake::fail());
+    assert!(
+        p.stop().reason().contains("Verdict: FAIL"),
+        "the verdict is this run's, not the stale file's"
+    );
+    assert!(p.read("plan-review-1.md").contains("VERDICT: FAIL"));
+    let stale: Vec<_> = std::fs::read_dir(p.logs())
+        .unwrap()
+        .flatten()
+        .filter(|e| e.file_name().to_string_lossy().starts_with("stale-"))
+        .collect();
+    assert_eq!(stale.len(), 1);
+    assert_eq!(
+        std::fs::read_to_string(stale[0].path()).unwrap(),
+        "stale\nVERDICT: PASS\n"
+    );
+}
+
+#[test]
+fn result_text_becomes_the_review_file_when_the_reviewer_wrote_none() {
+    let p = Project::new().plan("p").state(due("plan-review")).reviewer(
+        &Fake::pass()
+            .file(None)
+            .shape(Shape::TextOnly("Looks wrong.\n\nVERDICT: FAIL")),
+    );
+    assert!(p.stop().reason().contains("Verdict: FAIL"));
+    assert_eq!(p.read("plan-review-1.md"), "Looks wrong.\n\nVERDICT: FAIL");
+    assert_eq!(p.last_event()["verdict_source"], "review_file");
+}
+
+#[test]
+fn each_run_writes_a_log_with_output_status_and_duration() {
+    let p = Project::new().plan("p").state(due("plan-review"));
+    p.stop();
+    let logs: Vec<_> = std::fs::read_dir(p.logs())
+        .unwrap()
+        .flatten()
+        .map(|e| e.file_name().into_string().unwrap())
+        .filter(|n| n.starts_with("review-p-plan-review-1-"))
+        .collect();
+    assert_eq!(logs.len(), 1, "{logs:?}");
+    let text = std::fs::read_to_string(p.logs().join(&logs[0])).unwrap();
+    assert!(
+        text.contains("exited with status 0")
+            && text.contains("duration_ms:")
+            && text.contains("structured_output"),
+        "{text}"
+    );
+}
+
+// §9: the verdict matrix through the real binary.
+
+#[test]
+fn the_verdict_is_pass_only_when_some_source_says_pass_and_none_says_fail() {
+    let cases: [(Fake, &str, &str); 8] = [
+        (
+            Fake::verdict("PASS"),
+            "PASS",
+            "structured_output+review_file",
+        ),
+        (
+            Fake::verdict("FAIL"),
+            "FAIL",
+            "structured_output+review_file",
+        ),
+        (Fake::pass().file(Some("FAIL")), "FAIL", "review_file"),
+        (Fake::fail().file(Some("PASS")), "FAIL", "structured_output"),
+        (
+            Fake::pass().shape(Shape::ResultObject("PASS")),
+            "PASS",
+            "result+review_file",
+        ),
+        (
+            Fake::pass()
+                .file(Some("PASS"))
+                .shape(Shape::ResultObject("FAIL")),
+            "FAIL",
+            "result",
+        ),
+        (
+            Fake::pass()
+                .file_line("**Verdict:** pass")
+                .shape(Shape::TextOnly("text")),
+            "PASS",
+            "review_file",
+        ),
+        (
+            Fake::pass()
+                .file(Some("maybe"))
+                .shape(Shape::TextOnly("text")),
+            "UNKNOWN",
+            "none",
+        ),
+    ];
+    for (fake, verdict, source) in cases {
+        let p = Project::new()
+            .plan("p")
+            .state(due("plan-review"))
+            .reviewer(&fake);
+        let run = p.stop();
+        let e = p.last_event();
+        assert_eq!(
+            (e["verdict"].as_str(), e["verdict_source"].as_str()),
+            (Some(verdict), Some(source)),
+            "{fake:?}"
+        );
+        if verdict == "UNKNOWN" {
+            assert!(run.reason().contains("gave no verdict"), "{fake:?}");
+        }
+    }
+}
+
+#[test]
+fn an_older_result_object_without_a_review_file_is_no_review() {
+    let p = Project::new()
+        .plan("p")
+        .state(due("plan-review"))
+        .reviewer(&Fake::pass().file(None).shape(Shape::ResultObject("PASS")));
+    assert!(p.stop().message().contains("no review produced"));
+}
+
+// §5 step 16: reviewer failures.
+
+fn assert_failure(p: &Project, says: &str) {
+    let before = p.state_json();
+    let msg = p.stop().message();
+    assert!(msg.contains(says), "expected {says:?} in {msg}");
+    assert!(
+        msg.contains(".taskie/logs/review-p-plan-review-1-"),
+        "names the log: {msg}"
+    );
+    assert!(msg.contains("retried at the next stop"), "{msg}");
+    let after = p.state_json();
+    assert_eq!(after["review_failures"], 1);
+    let mut expected = before;
+    expected["review_failures"] = json!(1);
+    assert_eq!(after, expected, "only review_failures changes");
+    assert_eq!(p.last_event()["path"], "reviewer-failed");
+}
+
+#[test]
+fn a_reviewer_exiting_non_zero_is_a_failure_that_never_blocks() {
+    let p = Project::new()
+        .plan("p")
+        .state(due("plan-review"))
+        .reviewer(&Fake::fail().exit(1));
+    assert_failure(&p, "exited with status 1");
+    assert_eq!(p.last_event()["reviewer_exit"], 1);
+}
+
+#[test]
+fn a_reviewer_reporting_is_error_is_a_failure() {
+    let p = Project::new()
+        .plan("p")
+        .state(due("plan-review"))
+        .reviewer(&Fake::pass().shape(Shape::IsError));
+    assert_failure(&p, "reported an error: API Error: overloaded");
+}
+
+#[test]
+fn a_reviewer_producing_no_review_is_a_failure() {
+    let p = Project::new()
+        .plan("p")
+        .state(due("plan-review"))
+        .reviewer(&Fake::pass().file(None).shape(Shape::Raw("")));
+    assert_failure(&p, "no review produced");
+}
+
+#[test]
+fn a_reviewer_that_cannot_start_is_a_failure_naming_the_program() {
+    let p = Project::new()
+        .plan("p")
+        .state(due("plan-review"))
+        .env("TASKIE_REVIEWER", "/nonexistent/claude");
+    assert_failure(&p, "could not start `/nonexistent/claude`");
+}
+
+#[test]
+fn a_reviewer_killed_by_a_signal_is_a_failure() {
+    let p = Project::new()
+        .plan("p")
+        .state(due("plan-review"))
+        .reviewer(&Fake::pass().extra("kill -9 $$"));
+    assert_failure(&p, "killed by signal 9");
+}
+
+#[test]
+fn kills_hung_reviewer_group_on_timeout() {
+    let p = Project::new()
+        .plan("p")
+        .state(due("plan-review"))
+        .reviewer(&Fake::pass().grandchild().sleep(1000.0))
+        .env("TASKIE_REVIEW_TIMEOUT", "0.5");
+    let started = Instant::now();
+    assert_failure(&p, "timed out after 0.5 s");
+    assert!(
+        started.elapsed() < Duration::from_secs(30),
+        "the hook returned"
+    );
+    let pid: i32 = p
+        .reviewer_saw("grandchild")
+        .trim()
+        .parse()
+        .expect("the grandchild was started");
+    let deadline = Instant::now() + Duration::from_secs(5);
+    while process_alive(pid) && Instant::now() < deadline {
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    assert!(!process_alive(pid), "grandchild {pid} survived the timeout");
+}
+
+#[test]
+fn a_grandchild_holding_stdout_does_not_hang_the_hook() {
+    let p = Project::new()
+        .plan("p")
+        .state(due("plan-review"))
+        .reviewer(&Fake::fail().grandchild());
+    let started = Instant::now();
+    assert!(p.stop().reason().contains("Verdict: FAIL"));
+    assert!(started.elapsed() < Duration::from_secs(30));
+}
+
+/// Alive and not a zombie waiting for init to reap it.
+fn process_alive(pid: i32) -> bool {
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => !stat
+            .rsplit(')')
+            .next()
+            .unwrap_or("")
+            .trim_start()
+            .starts_with('Z'),
+        Err(_) => false,
+    }
+}
+
+#[test]
+fn a_successful_review_resets_the_failure_count() {
+    let p = Project::new()
+        .plan("p")
+        .state(json!({"next_phase": "plan-review", "review_failures": 2}))
+        .reviewer(&Fake::fail());
+    assert!(p.stop().is_block());
+    assert_eq!(p.state_json()["review_failures"], 0);
+}
+
+// §11: dry run.
+
+#[test]
+fn dry_run_reports_the_due_review_and_both_outcomes_and_writes_nothing() {
+    let p = code_review_project();
+    let before = p.snapshot();
+    let out = p
+        .hook_command()
+        .args(["--dry-run", "--json", "--cwd"])
+        .arg(p.root())
+        .output()
+        .unwrap();
+    assert!(out.status.success());
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r["branch"], "review-due");
+    assert_eq!(r["plan"]["id"], "p");
+    assert_eq!(r["validation"], json!([]));
+    assert_eq!(r["state"]["next_phase"], "code-review");
+    assert_eq!(
+        r["review"]["review_file"],
+        ".taskie/plans/p/task-1-code-review-1.md"
+    );
+    assert_eq!(r["review"]["command"][1], "--print");
+    assert_eq!(r["if_fail"]["answer"]["decision"], "block");
+    assert_eq!(r["if_fail"]["new_state"]["next_phase"], "post-code-review");
+    assert_eq!(r["if_pass"]["new_state"]["consecutive_clean"], 1);
+    assert_eq!(p.reviewer_calls(), 0, "never runs the reviewer");
+    assert_eq!(
+        p.snapshot(),
+        before,
+        "writes nothing: no state, logs, locks or directories"
+    );
+}
+
+#[test]
+fn dry_run_reads_the_event_from_stdin_and_prints_a_readable_report() {
+    let p = Project::new()
+        .plan("p")
+        .state(json!({"next_phase": null, "phase": "complete"}));
+    let before = p.snapshot();
+    let event = json!({"cwd": p.root(), "stop_hook_active": false}).to_string();
+    let out = p
+        .hook_command()
+        .arg("--dry-run")
+        .write_stdin(event)
+        .output()
+        .unwrap();
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(
+        text.contains("branch:      no-review-due") && text.contains("plan:        p"),
+        "{text}"
+    );
+    assert!(text.contains("allow silently"), "{text}");
+    assert_eq!(p.snapshot(), before);
+}
+
+#[test]
+fn dry_run_of_a_hard_stop_writes_no_diagnostics() {
+    let p = Project::new()
+        .plan("p")
+        .state(json!({"next_phase": "plan-review", "phase_iteration": 2, "max_reviews": 2}));
+    let before = p.snapshot();
+    let out = p
+        .hook_command()
+        .args(["--dry-run", "--json", "--cwd"])
+        .arg(p.root())
+        .output()
+        .unwrap();
+    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(r["branch"], "hard-stop");
+    assert!(
+        r["answer"]["systemMessage"]
+            .as_str()
+            .unwrap()
+            .contains("hard stop")
+    );
+    assert_eq!(p.snapshot(), before);
+}
+
+#[test]
+fn taskie_hook_subcommand_is_the_same_hook() {
+    let p = Project::new()
+        .plan("p")
+        .state(due("plan-review"))
+        .reviewer(&Fake::fail());
+    let out = p
+        .taskie(&["hook"])
+        .write_stdin(json!({"cwd": p.root()}).to_string())
+        .output()
+        .unwrap();
+    let run: common::Run = out.into();
+    assert!(run.reason().contains("plan-review #1"));
+}
+
+#[test]
+fn a_bad_hook_command_line_still_exits_zero() {
+    let p = Project::new();
+    let out = p.hook_command().arg("--bogus").output().unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    assert!(out.stdout.is_empty());
+}
