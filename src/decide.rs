@@ -425,3 +425,251 @@ fn record(f: &Facts, path: Path, before: Option<&State>, after: Option<&State>) 
     }
     rec
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::events::Path;
+
+    struct Plan {
+        errors: Vec<String>,
+        state: Result<Option<State>, StateError>,
+        files: Vec<String>,
+        tasks: Vec<TaskRow>,
+        active: bool,
+    }
+
+    fn plan(state: &str) -> Plan {
+        Plan {
+            errors: vec![],
+            state: State::parse(state.as_bytes()).map(Some),
+            files: vec!["plan.md".into(), "state.json".into()],
+            tasks: vec![],
+            active: false,
+        }
+    }
+
+    impl Plan {
+        fn with_files(mut self, names: &[&str]) -> Plan {
+            self.files.extend(names.iter().map(|n| n.to_string()));
+            self
+        }
+        fn with_tasks(mut self, rows: &[(&str, &str)]) -> Plan {
+            self.tasks = rows
+                .iter()
+                .map(|(id, s)| TaskRow {
+                    id: id.to_string(),
+                    status: s.to_string(),
+                })
+                .collect();
+            self
+        }
+        fn facts(&self) -> Facts<'_> {
+            Facts {
+                plan: "p",
+                stop_hook_active: self.active,
+                errors: &self.errors,
+                state: &self.state,
+                files: &self.files,
+                tasks: &self.tasks,
+            }
+        }
+    }
+
+    fn done(step: Step) -> Outcome {
+        match step {
+            Step::Done(o) => o,
+            other => panic!("expected a finished outcome, got {other:?}"),
+        }
+    }
+
+    fn due(step: Step) -> Due {
+        match step {
+            Step::Review(d) => d,
+            other => panic!("expected a due review, got {other:?}"),
+        }
+    }
+
+    fn verdict(v: Verdict) -> Reviewed {
+        Reviewed::Verdict {
+            reading: Reading {
+                verdict: v,
+                source: "structured_output".into(),
+            },
+            exit: 0,
+        }
+    }
+
+    #[test]
+    fn structure_errors_block_only_on_a_fresh_stop() {
+        let mut p = plan(r#"{"next_phase":"plan-review"}"#);
+        p.errors = vec!["Missing required file: plan.md".into()];
+        let o = done(decide(&p.facts()));
+        assert!(o.answer.is_block());
+        assert_eq!(o.record.path, Path::ValidationFailed);
+        p.active = true;
+        let o = done(decide(&p.facts()));
+        assert!(!o.answer.is_block());
+        assert!(
+            o.answer
+                .text()
+                .unwrap()
+                .starts_with("Plan 'p': Missing required file: plan.md")
+        );
+    }
+
+    #[test]
+    fn a_due_review_names_its_files_and_model() {
+        let d = due(decide(
+            &plan(r#"{"next_phase":"plan-review","review_model":"sonnet"}"#).facts(),
+        ));
+        assert_eq!(
+            (d.review, d.iteration, d.model.as_str()),
+            (Review::Plan, 1, "sonnet")
+        );
+        assert_eq!(
+            (d.review_file.as_str(), d.post_file.as_str()),
+            ("plan-review-1.md", "plan-post-review-1.md")
+        );
+    }
+
+    #[test]
+    fn post_review_detection_continues_the_cycle() {
+        let s = r#"{"phase":"code-review","next_phase":"post-code-review","phase_iteration":2,"current_task":3}"#;
+        let p = plan(s)
+            .with_files(&["tasks.md", "task-3.md", "task-3-code-post-review-2.md"])
+            .with_tasks(&[("3", "pending")]);
+        let d = due(decide(&p.facts()));
+        assert_eq!(
+            (d.iteration, d.review_file.as_str()),
+            (3, "task-3-code-review-3.md")
+        );
+        assert_eq!(
+            (d.base.phase.as_str(), d.base.next_phase.as_deref()),
+            ("post-code-review", Some("code-review"))
+        );
+        assert_eq!(
+            d.read.phase, "code-review",
+            "the state as read is kept for a failure write"
+        );
+    }
+
+    #[test]
+    fn hard_stop_reasons_are_checked_before_preconditions() {
+        let p = plan(r#"{"next_phase":"code-review","phase_iteration":4,"max_reviews":4}"#);
+        match decide(&p.facts()) {
+            Step::HardStop(h) => {
+                assert_eq!((h.reason, h.iterations), (StopReason::MaxReviewsReached, 4))
+            }
+            other => panic!("{other:?}"),
+        }
+        let p = plan(r#"{"next_phase":"plan-review","review_failures":3}"#);
+        match decide(&p.facts()) {
+            Step::HardStop(h) => assert_eq!(h.reason, StopReason::ReviewerFailuresExhausted),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_failed_reviewer_changes_only_the_failure_count() {
+        let p =
+            plan(r#"{"phase":"plan-review","next_phase":"post-plan-review","phase_iteration":1}"#)
+                .with_files(&["plan-review-1.md", "plan-post-review-1.md"]);
+        let f = p.facts();
+        let d = due(decide(&f));
+        let o = conclude(
+            &f,
+            &d,
+            &Reviewed::Failed {
+                reason: "boom".into(),
+                log: "l".into(),
+                exit: Some(2),
+            },
+        );
+        let mut expected = d.read.clone();
+        expected.review_failures = 1;
+        assert_eq!(o.write, Some(expected));
+        assert!(!o.answer.is_block());
+        assert_eq!(o.record.path, Path::ReviewerFailed);
+    }
+
+    #[test]
+    fn verdicts_move_the_streak_and_toggle_the_model() {
+        let p = plan(r#"{"next_phase":"plan-review","consecutive_clean":0}"#);
+        let f = p.facts();
+        let d = due(decide(&f));
+        let pass = conclude(&f, &d, &verdict(Verdict::Pass)).write.unwrap();
+        assert_eq!(
+            (pass.consecutive_clean, pass.review_model.as_str()),
+            (1, "sonnet")
+        );
+        let unknown = conclude(&f, &d, &verdict(Verdict::Unknown));
+        assert_eq!(unknown.write.unwrap().consecutive_clean, 0);
+        assert!(unknown.answer.text().unwrap().contains("gave no verdict"));
+    }
+
+    #[test]
+    fn advance_targets_follow_the_table() {
+        let tasks = |rows: &[(&str, &str)]| -> Vec<TaskRow> {
+            rows.iter()
+                .map(|(id, s)| TaskRow {
+                    id: id.to_string(),
+                    status: s.to_string(),
+                })
+                .collect()
+        };
+        let mut s = State::default();
+        s.current_task = Some(2);
+        assert_eq!(advance_target(Review::Plan, &s, &[]), "create-tasks");
+        assert_eq!(advance_target(Review::Tasks, &s, &[]), "complete-task");
+        assert_eq!(advance_target(Review::AllCode, &s, &[]), "complete");
+        let open = tasks(&[("1", "done"), ("2", "pending"), ("3", "blocked")]);
+        assert_eq!(advance_target(Review::Code, &s, &open), "complete-task");
+        let last = tasks(&[("1", "done"), ("2", "in progress"), ("3", "postponed")]);
+        assert_eq!(advance_target(Review::Code, &s, &last), "all-code-review");
+        s.tdd = true;
+        assert_eq!(advance_target(Review::Tasks, &s, &[]), "complete-task-tdd");
+        assert_eq!(advance_target(Review::Code, &s, &open), "complete-task-tdd");
+    }
+
+    #[test]
+    fn the_all_code_review_cycle_starts_fresh() {
+        let mut s = State::default();
+        (s.current_task, s.consecutive_clean, s.review_model) = (Some(1), 2, "sonnet".into());
+        apply_advance(
+            &mut s,
+            Review::Code,
+            &[TaskRow {
+                id: "1".into(),
+                status: "done".into(),
+            }],
+            5,
+        );
+        assert_eq!(
+            (
+                s.phase.as_str(),
+                s.next_phase.as_deref(),
+                s.phase_iteration,
+                s.consecutive_clean,
+                s.review_model.as_str()
+            ),
+            ("code-review", Some("all-code-review"), Some(0), 0, "opus")
+        );
+    }
+
+    #[test]
+    fn auto_continue_blocks_only_when_there_is_more_to_do() {
+        let p = plan(r#"{"next_phase":"plan-review","consecutive_clean":1,"auto_continue":true}"#);
+        let f = p.facts();
+        let o = conclude(&f, &due(decide(&f)), &verdict(Verdict::Pass));
+        assert!(o.answer.is_block() && o.answer.text().unwrap().contains("taskie continue-plan"));
+        let p =
+            plan(r#"{"next_phase":"all-code-review","consecutive_clean":1,"auto_continue":true}"#)
+                .with_files(&["tasks.md", "task-1.md"])
+                .with_tasks(&[("1", "done")]);
+        let f = p.facts();
+        let o = conclude(&f, &due(decide(&f)), &verdict(Verdict::Pass));
+        assert!(!o.answer.is_block());
+        assert_eq!(o.record.path, Path::Advanced);
+    }
+}
