@@ -3,6 +3,7 @@
 
 use std::io::{self, Write};
 use std::path::Path;
+use std::time::Duration;
 
 /// Prefix of the temporary files; the plan-lock holder deletes leftovers (SPEC §5 step 7).
 pub const TEMP_PREFIX: &str = ".taskie-tmp-";
@@ -22,8 +23,29 @@ pub fn write(path: &Path, bytes: &[u8]) -> io::Result<()> {
     tmp.as_file()
         .sync_all()
         .map_err(|e| with_path(e, tmp.path()))?;
+    pause_point("before-rename", path);
     tmp.persist(path).map_err(|e| with_path(e.error, path))?;
+    pause_point("after-rename", path);
     sync_dir(dir)
+}
+
+/// The environment variable of the crash-consistency tests (tests/faults.rs).
+pub const PAUSE_ENV: &str = "TASKIE_TEST_PAUSE_AT";
+
+/// Test-only: when `TASKIE_TEST_PAUSE_AT` is `<point>:<file name>` (e.g.
+/// `before-rename:state.json`), announce it on stderr and sleep, so a test can `kill -9`
+/// the process at exactly that instant. Without the variable this is one environment
+/// lookup: there is no other way to hit a window that lasts microseconds, and proving
+/// crash consistency there is the point.
+pub fn pause_point(point: &str, path: &Path) {
+    let Some(want) = std::env::var_os(PAUSE_ENV) else {
+        return;
+    };
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    if want.to_string_lossy() == format!("{point}:{name}") {
+        eprintln!("taskie-hook: test pause at {point}:{name}");
+        std::thread::sleep(Duration::from_secs(60));
+    }
 }
 
 /// Makes a rename in `dir` durable.

@@ -89,7 +89,15 @@ impl Finished {
         if let Some((logs, mut rec)) = self.event {
             rec.ts = Utc::now().rfc3339();
             rec.duration_ms = started.elapsed().as_millis() as u64;
-            if let Err(e) = fs_err::create_dir_all(&logs).and_then(|_| events::append(&logs, &rec))
+            let log = logs.join(events::FILE);
+            // Appending would write through a link to wherever it points (docs/security.md).
+            if std::fs::symlink_metadata(&log).is_ok_and(|m| m.file_type().is_symlink()) {
+                eprintln!(
+                    "taskie-hook: {} is a symbolic link; the event was not logged",
+                    log.display()
+                );
+            } else if let Err(e) =
+                fs_err::create_dir_all(&logs).and_then(|_| events::append(&logs, &rec))
             {
                 eprintln!("taskie-hook: cannot write the event log: {e}");
             }
@@ -203,11 +211,67 @@ impl Gathered {
 
 /// state.json: `Ok(None)` when there is none.
 pub fn read_state(path: &Path) -> Result<Option<State>, StateError> {
-    match std::fs::read(path) {
-        Ok(bytes) => State::parse(&bytes).map(Some),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+    match state_bytes(path) {
+        Ok(Some(bytes)) => State::parse(&bytes).map(Some),
+        Ok(None) => Ok(None),
         Err(e) => Err(StateError::Unreadable(e.to_string())),
     }
+}
+
+/// The bytes of state.json, `None` when there is none. A symbolic link is refused: reading
+/// through it would take state from wherever it points, and the atomic write would then
+/// replace the link with a regular file (docs/security.md).
+pub fn state_bytes(path: &Path) -> std::io::Result<Option<Vec<u8>>> {
+    match std::fs::symlink_metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Ok(m) if m.file_type().is_symlink() => {
+            return Err(std::io::Error::other(
+                "it is a symbolic link; taskie neither reads nor writes state through a link, so replace the link \
+                 with the file it points to",
+            ));
+        }
+        _ => {}
+    }
+    match std::fs::read(path) {
+        Ok(bytes) => Ok(Some(bytes)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// The directories the hook writes in must not lead out of the project through symbolic
+/// links (docs/security.md): `.taskie`, `.taskie/plans`, the plan directory,
+/// `.taskie/logs` and `.taskie/locks`, where they exist, must resolve inside it. Returns
+/// what is wrong, if anything.
+pub fn escaping_link(project: &Project, plan: &str) -> Option<String> {
+    let root = match project.root.canonicalize() {
+        Ok(r) => r,
+        Err(e) => return Some(format!("the project directory cannot be resolved ({e})")),
+    };
+    let dirs = [
+        project.taskie(),
+        project.plans(),
+        project.plan_dir(plan),
+        project.logs(),
+        project.locks(),
+    ];
+    for dir in dirs {
+        if std::fs::symlink_metadata(&dir).is_err() {
+            continue;
+        }
+        let shown = reviewer::relative(&project.root, &dir);
+        match dir.canonicalize() {
+            Ok(real) if real.starts_with(&root) => {}
+            Ok(real) => {
+                return Some(format!(
+                    "{shown} is a symbolic link to {}, outside the project",
+                    real.display()
+                ));
+            }
+            Err(e) => return Some(format!("{shown} cannot be resolved ({e})")),
+        }
+    }
+    None
 }
 
 fn run(opts: &Options, input: &[u8]) -> Finished {
@@ -236,6 +300,13 @@ fn run(opts: &Options, input: &[u8]) -> Finished {
             _lock: None,
         }
     };
+    // Before anything is created or written (the lock file is the first write).
+    if let Some(problem) = escaping_link(&project, &plan) {
+        return Finished::answer(Answer::allow(format!(
+            "Taskie: plan '{plan}': {problem}. The hook writes only inside the project, so it did nothing; \
+             replace the link with a real directory."
+        )));
+    }
     let lock = match lock::try_lock(&project.locks(), &plan) {
         Ok(Some(l)) => l,
         Ok(None) => {
@@ -258,6 +329,7 @@ fn run(opts: &Options, input: &[u8]) -> Finished {
         Err(e) => return internal(format!("cannot take the plan lock: {e}")),
     };
     let dir = project.plan_dir(&plan);
+    let state_path = dir.join("state.json");
     atomic::remove_leftovers(&dir);
     let gathered = match Gathered::read(&dir, &plan, event.stop_hook_active) {
         Ok(g) => g,
@@ -272,18 +344,29 @@ fn run(opts: &Options, input: &[u8]) -> Finished {
                 return internal(format!("cannot create {}: {e}", logs.display()));
             }
             let config = reviewer::Config::from_env(&mut |w| eprintln!("taskie-hook: {w}"));
+            let before = state_bytes(&state_path).ok().flatten();
             let reviewed = reviewer::review(&project, &facts, &due, &config);
-            decide::conclude(&facts, &due, &reviewed)
+            let outcome = decide::conclude(&facts, &due, &reviewed);
+            match state_bytes(&state_path).ok().flatten() {
+                now if now == before => outcome,
+                now => edited_during_review(&project, &facts, &due, now, outcome.record),
+            }
         }
     };
     let answer = match &outcome.write {
-        Some(state) => match atomic::write(&dir.join("state.json"), state.to_json().as_bytes()) {
-            Ok(()) => outcome.answer,
-            Err(e) => Answer::allow(format!(
-                "Taskie: plan '{plan}': could not write state.json ({e}); it still holds the previous state, \
-                 so the next stop repeats this step."
-            )),
-        },
+        Some(state) => {
+            atomic::pause_point("before-state-write", &state_path);
+            match atomic::write(&state_path, state.to_json().as_bytes()) {
+                Ok(()) => {
+                    atomic::pause_point("after-state-write", &state_path);
+                    outcome.answer
+                }
+                Err(e) => Answer::allow(format!(
+                    "Taskie: plan '{plan}': could not write state.json ({e}); it still holds the previous state, \
+                     so the next stop repeats this step."
+                )),
+            }
+        }
         None => outcome.answer,
     };
     Finished {
@@ -291,6 +374,73 @@ fn run(opts: &Options, input: &[u8]) -> Finished {
         event: Some((logs, outcome.record)),
         _lock: Some(lock),
     }
+}
+
+/// state.json changed while the reviewer ran: the reviewer edited it (it is told not to,
+/// but runs with every permission) or someone did by hand; neither takes the plan lock.
+/// The review's outcome was computed from the state read before, so writing it would
+/// silently undo that edit. Decision: the edit wins and the review is not recorded; the
+/// run counts as a reviewer failure, written as `review_failures + 1` onto the state as
+/// it is now when that is valid (otherwise nothing is written and the next stop reports
+/// it). A reviewer that keeps doing this therefore ends in a hard stop, never a loop.
+fn edited_during_review(
+    project: &Project,
+    f: &Facts,
+    due: &decide::Due,
+    now: Option<Vec<u8>>,
+    mut rec: Record,
+) -> Outcome {
+    let now = now.map(|b| State::parse(&b));
+    let (write, what) = match now {
+        Some(Ok(mut s)) => {
+            s.review_failures = s.review_failures.saturating_add(1);
+            (Some(s), "changed")
+        }
+        Some(Err(_)) => (None, "changed (to something invalid)"),
+        None => (None, "deleted"),
+    };
+    let failures = write
+        .as_ref()
+        .map_or(due.read.review_failures.saturating_add(1), |s| {
+            s.review_failures
+        });
+    let reason = format!(
+        "state.json was {what} while it ran (by the reviewer, or by hand); the hook kept that edit and did \
+         not record this review"
+    );
+    let log = newest_review_log(project, f.plan, due);
+    let mut text = crate::message::reviewer_failed(f.plan, due, &reason, &log, failures);
+    if write.is_none() {
+        text.push_str(" state.json was not written.");
+    }
+    rec.path = Branch::ReviewerFailed;
+    rec.outcome = "allow";
+    rec.verdict = None;
+    rec.verdict_source = None;
+    if let Some(s) = &write {
+        rec.after(s);
+    }
+    Outcome {
+        answer: Answer::allow(text),
+        write,
+        record: rec,
+    }
+}
+
+/// The reviewer log of review `due` (names end in a sortable UTC timestamp).
+fn newest_review_log(project: &Project, plan: &str, due: &decide::Due) -> String {
+    let prefix = format!("review-{plan}-{}-{}-", due.review, due.iteration);
+    let newest = std::fs::read_dir(project.logs())
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(&prefix) && n.ends_with(".log"))
+        .max();
+    format!(
+        ".taskie/logs/{}",
+        newest.unwrap_or_else(|| format!("{prefix}*.log"))
+    )
 }
 
 /// SPEC §5 step 14 and §10: the answer for a hard stop; writes the diagnostics file

@@ -1,6 +1,7 @@
 //! The per-plan lock (SPEC §5 step 7): one writer per plan at a time; the kernel
 //! releases it if the holder dies, so a crash never leaves a plan locked.
 
+use fs_err::os::unix::fs::OpenOptionsExt;
 use std::fs::{File, TryLockError};
 use std::io;
 use std::path::Path;
@@ -15,10 +16,13 @@ pub struct PlanLock {
 pub fn try_lock(locks: &Path, plan: &str) -> io::Result<Option<PlanLock>> {
     fs_err::create_dir_all(locks)?;
     let path = locks.join(format!("{plan}.lock"));
+    // O_NOFOLLOW: a lock file planted as a symbolic link would make `create` write a file
+    // wherever it points; opening it fails instead (ELOOP), and the hook changes nothing.
     let file = fs_err::OpenOptions::new()
         .create(true)
         .truncate(false)
         .write(true)
+        .custom_flags(libc::O_NOFOLLOW)
         .open(&path)?
         .into_parts()
         .0;

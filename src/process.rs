@@ -4,10 +4,15 @@
 //! capture is bounded, the call never blocks forever (every wait has a deadline), and on a
 //! timeout the whole group is terminated (TERM, then KILL after [`TERM_GRACE`]).
 //!
+//! If this process dies while the reviewer runs (`kill -9` of the hook), the reviewer's whole
+//! process group is killed too: by the parent-death signal for the reviewer itself (Linux) and
+//! by a forked [`Guardian`] for everything in its group (any Unix).
+//!
 //! Unix only; the parent-death signal is Linux only.
 
 use std::ffi::OsString;
 use std::io::{self, Read};
+use std::os::fd::{AsRawFd, RawFd};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::PathBuf;
 use std::process::{Child, Command, ExitStatus, Stdio};
@@ -99,6 +104,8 @@ pub fn run(spec: &Spec) -> io::Result<Outcome> {
     let deadline = Instant::now().checked_add(spec.timeout);
     let pid = child.id();
     let group = Group::new(pid);
+    // Started before the helper threads, so the fork copies a process with one thread.
+    let guardian = Guardian::start(group.0);
 
     let stdout = Arc::new(Mutex::new(Capture::default()));
     let stderr = Arc::new(Mutex::new(Capture::default()));
@@ -164,6 +171,9 @@ pub fn run(spec: &Spec) -> io::Result<Outcome> {
         }
     };
 
+    if let Some(g) = guardian {
+        g.dismiss();
+    }
     let (stdout, stdout_truncated) = take_capture(&stdout);
     let (stderr, stderr_truncated) = take_capture(&stderr);
     Ok(Outcome {
@@ -219,6 +229,107 @@ fn set_parent_death_signal(cmd: &mut Command) {
     // lock, or touch state shared with other threads, as required between fork and exec.
     unsafe {
         cmd.pre_exec(hook);
+    }
+}
+
+/// Kills the reviewer's process group if this process dies while [`run`] is in progress.
+///
+/// The parent-death signal reaches only the direct child: what the reviewer started itself
+/// (a build, a test run) would be orphaned and keep running, with the reviewer's permissions,
+/// after a `kill -9` of the hook. So a small forked process joins the reviewer's group and
+/// blocks reading a pipe whose only write end this process holds. One byte means "finished
+/// normally, exit"; end-of-file means this process is gone (the kernel closed the write end),
+/// and the guardian SIGKILLs the group. Plain POSIX, so it also covers the systems without a
+/// parent-death signal. Being in the group, it is also ended by our own timeout kills.
+struct Guardian {
+    pid: libc::pid_t,
+    dismiss: Option<io::PipeWriter>,
+}
+
+impl Guardian {
+    /// `None` if it cannot be started; the reviewer then runs unguarded (on Linux its
+    /// direct child still has the parent-death signal), which is no reason to fail a review.
+    fn start(group: libc::pid_t) -> Option<Guardian> {
+        if group <= 1 {
+            return None;
+        }
+        // Close-on-exec, so the reviewer (already started) and anything started later
+        // never inherit the write end: only this process holds it.
+        let (reader, writer) = io::pipe().ok()?;
+        // SAFETY: sysconf has no preconditions.
+        let max_fd = match unsafe { libc::sysconf(libc::_SC_OPEN_MAX) } {
+            n if n > 0 => n.min(65_536) as RawFd,
+            _ => 1024,
+        };
+        let rfd = reader.as_raw_fd();
+        // SAFETY: the child only runs `guard`, which makes async-signal-safe system calls on
+        // integers computed before the fork and never returns, as POSIX requires after fork
+        // in a process that may have other threads.
+        let pid = unsafe { libc::fork() };
+        if pid == 0 {
+            // SAFETY: see above.
+            unsafe { guard(rfd, group, max_fd) }
+        }
+        drop(reader);
+        (pid > 0).then_some(Guardian {
+            pid,
+            dismiss: Some(writer),
+        })
+    }
+
+    /// [`run`] finished: the guardian exits without touching the group.
+    fn dismiss(mut self) {
+        if let Some(mut w) = self.dismiss.take() {
+            // Fails only if the guardian is already gone (e.g. ended by a timeout kill).
+            let _ = io::Write::write_all(&mut w, b"x");
+        }
+    }
+}
+
+impl Drop for Guardian {
+    fn drop(&mut self) {
+        // Without a dismissal this closes the pipe, and the guardian kills the group.
+        drop(self.dismiss.take());
+        let pid = self.pid;
+        // Reaped on a thread: the guardian exits at once, but a wait must never block us.
+        let _ = thread::Builder::new()
+            .name("taskie-reap-guard".into())
+            .spawn(move || {
+                let mut status = 0;
+                // SAFETY: waitpid on our own child with a valid status pointer.
+                unsafe { libc::waitpid(pid, &mut status, 0) };
+            });
+    }
+}
+
+/// The guardian's whole life, in the forked child.
+///
+/// # Safety
+/// Only for the child side of `fork`: it closes every descriptor but `rfd` (so it keeps no
+/// pipe, lock or terminal of the hook open) and ends with `_exit`.
+unsafe fn guard(rfd: RawFd, group: libc::pid_t, max_fd: RawFd) -> ! {
+    // SAFETY (whole body): close, setpgid, read, kill and _exit are async-signal-safe
+    // system calls; `byte` is a valid one-byte buffer.
+    unsafe {
+        for fd in 0..max_fd {
+            if fd != rfd {
+                libc::close(fd);
+            }
+        }
+        // In the reviewer's group, so the hook's own group kill (a timeout) ends it too.
+        libc::setpgid(0, group);
+        let mut byte = 0u8;
+        loop {
+            let n = libc::read(rfd, (&raw mut byte).cast(), 1);
+            if n == 0 {
+                libc::kill(-group, libc::SIGKILL);
+                break;
+            }
+            if n > 0 || io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+                break;
+            }
+        }
+        libc::_exit(0)
     }
 }
 
@@ -703,6 +814,87 @@ mod tests {
         ));
         spec.timeout = Duration::from_secs(60);
         let _ = run(&spec);
+    }
+
+    const GROUP_HELPER_ENV: &str = "TASKIE_TEST_GROUP_DEATH_PIDFILE";
+
+    /// Not a test by itself: `grandchild_dies_with_parent` runs it in a process it kills.
+    #[test]
+    #[ignore = "helper process for grandchild_dies_with_parent"]
+    fn helper_runs_grandchild_for_parent_death() {
+        let Some(pidfile) = std::env::var_os(GROUP_HELPER_ENV) else {
+            return;
+        };
+        // The shell stays the direct child; the sleep is a grandchild the parent-death
+        // signal does not reach.
+        let mut spec = sh(&format!(
+            "sleep 1000 & echo $! > '{}'; wait",
+            Path::new(&pidfile).display()
+        ));
+        spec.timeout = Duration::from_secs(60);
+        let _ = run(&spec);
+    }
+
+    /// Runs one of the helper tests above in its own process, waits for the pid it writes,
+    /// SIGKILLs the helper, and returns that pid.
+    fn kill_helper_after_start(helper_test: &str, env: &str, pidfile: &Path) -> libc::pid_t {
+        let mut helper = Command::new(std::env::current_exe().unwrap())
+            .args(["--exact", helper_test, "--nocapture", "--ignored"])
+            .env(env, pidfile)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let end = Instant::now() + Duration::from_secs(10);
+        let pid = loop {
+            if let Ok(s) = fs::read_to_string(pidfile)
+                && let Ok(pid) = s.trim().parse::<libc::pid_t>()
+            {
+                break Some(pid);
+            }
+            if Instant::now() > end || helper.try_wait().unwrap().is_some() {
+                break None;
+            }
+            thread::sleep(Duration::from_millis(10));
+        };
+        helper.kill().unwrap();
+        helper.wait().unwrap();
+        pid.expect("helper never started its child")
+    }
+
+    #[test]
+    fn grandchild_dies_with_parent() {
+        let dir = tempfile::tempdir().unwrap();
+        let pidfile = dir.path().join("grandchild");
+        let pid = kill_helper_after_start(
+            "process::tests::helper_runs_grandchild_for_parent_death",
+            GROUP_HELPER_ENV,
+            &pidfile,
+        );
+        let _guard = KillOnDrop(pid);
+        assert!(
+            disappears(pid, Duration::from_secs(5)),
+            "the guardian kills the reviewer's group when its parent dies"
+        );
+    }
+
+    #[test]
+    fn guardian_leaves_after_a_normal_run_without_killing_detached_members() {
+        let dir = tempfile::tempdir().unwrap();
+        let pidfile = dir.path().join("detached");
+        // The sleep closes our pipes, so the run ends normally and it is left alone.
+        let out = run(&sh(&format!(
+            "sleep 1000 >/dev/null 2>&1 & echo $! > '{}'",
+            pidfile.display()
+        )))
+        .unwrap();
+        assert_eq!(out.ending, Ending::Exited(0));
+        let pid = read_pid(&pidfile, Duration::from_secs(1));
+        let _guard = KillOnDrop(pid);
+        // The guardian is dismissed before run returns; give it ample time to misbehave.
+        thread::sleep(Duration::from_millis(300));
+        assert!(!gone(pid), "a dismissed guardian must not kill the group");
     }
 
     #[cfg(target_os = "linux")]

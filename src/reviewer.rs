@@ -57,6 +57,9 @@ pub enum ReviewerError {
     Signal(i32),
     Reported(String),
     NoReview,
+    /// More stdout than [`STDOUT_LIMIT`]: the result object cannot be read whole, and
+    /// a verdict it held (possibly FAIL) would be lost.
+    Truncated,
 }
 
 impl fmt::Display for ReviewerError {
@@ -80,6 +83,11 @@ impl fmt::Display for ReviewerError {
             ReviewerError::NoReview => {
                 f.write_str("no review produced (no review file and no result text)")
             }
+            ReviewerError::Truncated => write!(
+                f,
+                "printed more than the {} MiB of output the hook reads, so its result could not be read",
+                STDOUT_LIMIT / (1024 * 1024)
+            ),
         }
     }
 }
@@ -154,6 +162,10 @@ pub fn review(project: &Project, f: &Facts, due: &Due, config: &Config) -> Revie
         Ending::Signaled(s) => return fail(ReviewerError::Signal(s), None),
         Ending::Exited(c) if c != 0 => return fail(ReviewerError::Exit(c), Some(c)),
         Ending::Exited(_) => {}
+    }
+    // Reading the review file alone would let a PASS there outvote a FAIL in the lost result.
+    if out.stdout_truncated {
+        return fail(ReviewerError::Truncated, Some(0));
     }
     let result: Option<Value> = serde_json::from_slice::<Value>(&out.stdout)
         .ok()
