@@ -83,7 +83,7 @@ pub fn build(project: &Path, f: &Facts, due: &Due) -> String {
     }
     let _ = writeln!(
         p,
-        "- Write your review to exactly this file, creating it: {}\n  Create or change no other file, and never edit state.json.",
+        "- Write your review to exactly this file, creating it: {}\n  Create or change no other file (build and test outputs aside), and never edit state.json.",
         f.rel(&due.review_file)
     );
     p.push_str(

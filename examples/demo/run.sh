@@ -4,8 +4,16 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
-cargo build --quiet --bins --manifest-path "$root/Cargo.toml"
-hook="$root/target/debug/taskie-hook"
+# TASKIE_BIN_DIR: a directory with taskie-hook already built (the tests use it);
+# otherwise build the debug binaries here.
+if [ -n "${TASKIE_BIN_DIR:-}" ]; then
+  bin=$TASKIE_BIN_DIR
+else
+  cargo build --quiet --bins --manifest-path "$root/Cargo.toml"
+  bin=${CARGO_TARGET_DIR:-$root/target}/debug
+fi
+hook="$bin/taskie-hook"
+unset TASKIE_PLAN TASKIE_HOOK_SKIP
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 cp -R "$here/project/." "$work/"
