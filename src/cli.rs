@@ -1,15 +1,34 @@
 //! The command lines of `taskie` and `taskie-hook`, and the one place that decides
-//! exit codes.
+//! exit codes. Parsing and dispatch only: each command lives in its own module.
 
-use crate::{dryrun, hook};
+use crate::error::Error;
+use crate::mark::Mark;
+use crate::target::Invocation;
+use crate::{
+    advance, continue_plan, dryrun, hook, init, mark, plan, state_cmd, status, validate_cmd,
+};
 use clap::{Args, Parser, Subcommand};
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 /// Taskie: plan → reviewed plan → tasks → reviewed tasks → reviewed code, driven by a
 /// Claude Code Stop hook.
 #[derive(Debug, Parser)]
-#[command(name = "taskie", version)]
+#[command(
+    name = "taskie",
+    version,
+    after_help = "\
+The plan is .taskie/plans/<plan-id>/, found from the current directory upwards. Without
+--plan (or TASKIE_PLAN) the plan whose files changed last is used.
+
+Usual flow: the agent runs `taskie continue-plan`, performs the /taskie:<action> it names,
+records it with `taskie mark <phase>`, and stops; the Stop hook runs the reviews.
+After a hard stop the human decides: `taskie state set max_reviews=<n>`, `taskie advance`
+or `taskie state set review_failures=0`.
+
+Exit status: 0 success, 1 error (one line on stderr), 2 usage error."
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,
@@ -17,8 +36,97 @@ pub struct Cli {
 
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Print the next step: the /taskie:<action> to perform, why, and the task.
+    ContinuePlan(Report),
+    /// Show the plan at a glance: phase, review cycle, tasks, verdicts, hard stop.
+    Status(Report),
+    /// Check the plan directory's structure; prints each error, exit status 1 if any.
+    Validate(PlanArg),
+    /// Create state.json for a plan whose plan.md exists (its plan review is due next).
+    Init(InitArgs),
+    /// Record that a phase is finished; refused when it does not fit the current state.
+    Mark(MarkArgs),
+    /// Read or edit state.json fields (with the same type rules the hook reads them by).
+    #[command(subcommand)]
+    State(StateCommand),
+    /// After a hard stop: accept the current review cycle as passed and move on.
+    Advance(PlanArg),
     /// Run the Stop hook, exactly as taskie-hook does.
     Hook(HookArgs),
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct PlanArg {
+    /// The plan to act on (default: TASKIE_PLAN, else the most recently modified plan).
+    #[arg(long, value_name = "ID", value_parser = plan_id)]
+    pub plan: Option<String>,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct Report {
+    #[command(flatten)]
+    pub plan: PlanArg,
+    /// Print one JSON object instead of text.
+    #[arg(long)]
+    pub json: bool,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct InitArgs {
+    /// The plan: .taskie/plans/<PLAN_ID>/plan.md must exist.
+    #[arg(value_parser = plan_id)]
+    pub plan_id: String,
+    /// Reviews allowed per review cycle; 0 disables reviews.
+    #[arg(long, value_name = "N", default_value_t = 8)]
+    pub max_reviews: u64,
+    /// Implement tasks test-first (complete-task-tdd).
+    #[arg(long)]
+    pub tdd: bool,
+    /// Replace an existing state.json.
+    #[arg(long)]
+    pub force: bool,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct MarkArgs {
+    /// The finished phase: create-tasks, complete-task[-tdd], next-task[-tdd], continue-task,
+    /// post-<review>, <review> (standalone), add-task or complete.
+    #[arg(value_name = "PHASE", value_parser = Mark::parse_arg)]
+    pub phase: Mark,
+    /// The task (for complete-task, complete-task-tdd, next-task, next-task-tdd, add-task).
+    #[arg(long, value_name = "N")]
+    pub task: Option<u64>,
+    #[command(flatten)]
+    pub plan: PlanArg,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum StateCommand {
+    /// Print every field as JSON (defaults filled in), or the value of one field.
+    Get {
+        /// One field, e.g. tdd or current_task; strings are printed without quotes.
+        field: Option<String>,
+        #[command(flatten)]
+        plan: PlanArg,
+    },
+    /// Set fields, e.g. `max_reviews=10 review_failures=0`; if any value is invalid
+    /// nothing is written.
+    Set {
+        /// Assignments such as max_reviews=10, tdd=true, current_task=null.
+        #[arg(value_name = "FIELD=VALUE", required = true)]
+        assignments: Vec<String>,
+        #[command(flatten)]
+        plan: PlanArg,
+    },
+}
+
+/// Plan ids end up in paths, so a bad one is a usage error before anything runs.
+fn plan_id(s: &str) -> Result<String, String> {
+    if plan::valid_id(s) {
+        Ok(s.to_owned())
+    } else {
+        Err("a plan id uses only letters, digits, '_' and '-'".into())
+    }
 }
 
 /// Claude Code's Stop hook for Taskie: runs a due review and answers block or allow.
@@ -81,10 +189,46 @@ pub fn main() -> ExitCode {
             return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
         }
     };
-    match cli.command {
+    if let Command::Hook(args) = &cli.command {
+        run_hook(args);
+        return ExitCode::SUCCESS;
+    }
+    let mut stdout = std::io::stdout().lock();
+    let result = Invocation::from_env().and_then(|inv| dispatch(cli.command, &inv, &mut stdout));
+    let _ = stdout.flush();
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("taskie: {e}");
+            ExitCode::from(exit_code(&e))
+        }
+    }
+}
+
+fn exit_code(e: &Error) -> u8 {
+    match e {
+        Error::Usage(_) => 2,
+        _ => 1,
+    }
+}
+
+fn dispatch(command: Command, inv: &Invocation, out: &mut dyn Write) -> Result<(), Error> {
+    match command {
+        Command::ContinuePlan(r) => continue_plan::run(inv, r.plan.plan.as_deref(), r.json, out),
+        Command::Status(r) => status::run(inv, r.plan.plan.as_deref(), r.json, out),
+        Command::Validate(p) => validate_cmd::run(inv, p.plan.as_deref(), out),
+        Command::Init(a) => init::run(inv, &a.plan_id, a.max_reviews, a.tdd, a.force, out),
+        Command::Mark(a) => mark::run(inv, a.plan.plan.as_deref(), a.phase, a.task, out),
+        Command::State(StateCommand::Get { field, plan }) => {
+            state_cmd::get(inv, plan.plan.as_deref(), field.as_deref(), out)
+        }
+        Command::State(StateCommand::Set { assignments, plan }) => {
+            state_cmd::set(inv, plan.plan.as_deref(), &assignments, out)
+        }
+        Command::Advance(p) => advance::run(inv, p.plan.as_deref(), out),
         Command::Hook(args) => {
             run_hook(&args);
-            ExitCode::SUCCESS
+            Ok(())
         }
     }
 }

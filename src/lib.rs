@@ -1,17 +1,23 @@
 //! Taskie: a stateful plan → tasks → reviewed-code workflow for Claude Code.
 
+pub mod advance;
 pub mod answer;
 pub mod atomic;
 pub mod cli;
 pub mod clock;
+pub mod continue_plan;
 pub mod decide;
 pub mod diagnostics;
 pub mod dryrun;
+pub mod error;
 pub mod event;
 pub mod events;
 pub mod hook;
+pub mod init;
 pub mod lock;
+pub mod mark;
 pub mod message;
+pub mod paint;
 pub mod phase;
 pub mod plan;
 pub mod planfile;
@@ -19,6 +25,10 @@ pub mod process;
 pub mod prompt;
 pub mod reviewer;
 pub mod state;
+pub mod state_cmd;
+pub mod status;
+pub mod target;
 pub mod tasks;
 pub mod validate;
+pub mod validate_cmd;
 pub mod verdict;

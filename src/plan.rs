@@ -46,6 +46,16 @@ impl Project {
     }
 }
 
+/// The project containing `start`: the nearest directory from `start` upwards that has a
+/// `.taskie/` directory, found the way git finds `.git/`, so `taskie` works from any
+/// subdirectory of the project. `start` should be absolute.
+pub fn find_project(start: &Path) -> Option<Project> {
+    start
+        .ancestors()
+        .find(|dir| dir.join(".taskie").is_dir())
+        .map(Project::new)
+}
+
 /// The plan a run acts on, and why it was chosen (shown by `--dry-run`).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Selected {
@@ -180,6 +190,18 @@ fn contains_md(dir: &Path, depth: u32) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_project_is_found_from_a_subdirectory() {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path().join("repo");
+        std::fs::create_dir_all(root.join(".taskie/plans")).unwrap();
+        std::fs::create_dir_all(root.join("src/deep/er")).unwrap();
+        let found = find_project(&root.join("src/deep/er")).unwrap();
+        assert_eq!(found.root, root);
+        assert_eq!(find_project(&root).unwrap().root, root);
+        assert!(find_project(tmp.path()).is_none());
+    }
 
     #[test]
     fn plan_ids_allow_only_safe_characters() {

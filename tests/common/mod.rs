@@ -436,3 +436,55 @@ pub fn due(next: &str) -> Value {
     json!({"phase": "new-plan", "next_phase": next, "phase_iteration": 0, "max_reviews": 8,
            "review_model": "opus", "consecutive_clean": 0, "current_task": null, "tdd": false})
 }
+
+/// Helpers for the `taskie` command-line tests.
+impl Project {
+    /// Runs `taskie` in the project directory and returns what it printed, whatever the exit status.
+    pub fn run_taskie(&self, args: &[&str]) -> Run {
+        Run::from(self.taskie(args).output().unwrap())
+    }
+
+    /// Runs `taskie` in a subdirectory of the project (created when missing).
+    pub fn run_taskie_in(&self, sub: &str, args: &[&str]) -> Run {
+        let dir = self.root().join(sub);
+        std::fs::create_dir_all(&dir).unwrap();
+        let mut cmd = self.taskie(args);
+        cmd.current_dir(dir);
+        Run::from(cmd.output().unwrap())
+    }
+
+    /// Runs `taskie` expecting exit status 0 and one JSON value on stdout.
+    pub fn taskie_json(&self, args: &[&str]) -> Value {
+        let run = self.run_taskie(args);
+        assert_eq!(run.code, Some(0), "taskie {args:?} failed: {}", run.stderr);
+        serde_json::from_str(&run.stdout)
+            .unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {}", run.stdout))
+    }
+}
+
+/// Helpers for checking a `taskie` run.
+impl Run {
+    /// Asserts exit status 0 and returns stdout.
+    pub fn ok(&self) -> &str {
+        assert_eq!(
+            self.code,
+            Some(0),
+            "expected success; stdout: {} stderr: {}",
+            self.stdout,
+            self.stderr
+        );
+        &self.stdout
+    }
+
+    /// Asserts the exit status and returns stderr.
+    pub fn fails_with(&self, code: i32) -> &str {
+        assert_eq!(
+            self.code,
+            Some(code),
+            "expected exit {code}; stdout: {} stderr: {}",
+            self.stdout,
+            self.stderr
+        );
+        &self.stderr
+    }
+}

@@ -1,0 +1,132 @@
+//! Terminal output for people: colour only on a terminal and never with `NO_COLOR`
+//! (no-color.org), and text wrapped to fit 80 columns.
+
+use std::io::IsTerminal;
+
+/// Output width the human reports are laid out for.
+pub const WIDTH: usize = 80;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Paint {
+    on: bool,
+}
+
+impl Paint {
+    pub fn new(on: bool) -> Paint {
+        Paint { on }
+    }
+
+    /// Colour when stdout is a terminal and `NO_COLOR` is unset or empty.
+    pub fn detect() -> Paint {
+        let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
+        Paint::new(!no_color && std::io::stdout().is_terminal())
+    }
+
+    fn sgr(&self, code: &str, text: &str) -> String {
+        if self.on {
+            format!("\x1b[{code}m{text}\x1b[0m")
+        } else {
+            text.to_owned()
+        }
+    }
+
+    pub fn bold(&self, text: &str) -> String {
+        self.sgr("1", text)
+    }
+
+    pub fn green(&self, text: &str) -> String {
+        self.sgr("32", text)
+    }
+
+    pub fn yellow(&self, text: &str) -> String {
+        self.sgr("33", text)
+    }
+
+    pub fn red(&self, text: &str) -> String {
+        self.sgr("1;31", text)
+    }
+
+    pub fn dim(&self, text: &str) -> String {
+        self.sgr("2", text)
+    }
+}
+
+/// Wraps `text` at word boundaries so every line, `indent` included, fits `width`
+/// columns; the first line is not indented (the caller has already written a label).
+/// A word longer than a line is cut so nothing ever overflows.
+pub fn wrap(text: &str, indent: usize, width: usize) -> String {
+    let room = width.saturating_sub(indent).max(20);
+    let mut lines: Vec<String> = Vec::new();
+    let mut line = String::new();
+    for word in text.split_whitespace() {
+        let mut word = word.to_owned();
+        while word.chars().count() > room {
+            if !line.is_empty() {
+                lines.push(std::mem::take(&mut line));
+            }
+            let head: String = word.chars().take(room).collect();
+            word = word.chars().skip(room).collect();
+            lines.push(head);
+        }
+        let len = line.chars().count();
+        if len > 0 && len + 1 + word.chars().count() > room {
+            lines.push(std::mem::take(&mut line));
+        }
+        if !line.is_empty() {
+            line.push(' ');
+        }
+        line.push_str(&word);
+    }
+    if !line.is_empty() || lines.is_empty() {
+        lines.push(line);
+    }
+    lines.join(&format!("\n{}", " ".repeat(indent)))
+}
+
+/// `text` cut to at most `max` characters, marking the cut with `…`.
+pub fn clip(text: &str, max: usize) -> String {
+    if text.chars().count() <= max {
+        text.to_owned()
+    } else {
+        let mut s: String = text.chars().take(max.saturating_sub(1)).collect();
+        s.push('…');
+        s
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn colour_is_added_only_when_on() {
+        assert_eq!(Paint::new(false).red("x"), "x");
+        assert_eq!(Paint::new(true).red("x"), "\x1b[1;31mx\x1b[0m");
+    }
+
+    #[test]
+    fn wrapped_lines_fit_the_width_and_keep_every_word() {
+        let text = "the quick brown fox jumps over the lazy dog ".repeat(6);
+        let out = wrap(&text, 10, 40);
+        for (i, line) in out.lines().enumerate() {
+            let first = if i == 0 { 10 } else { 0 };
+            assert!(line.chars().count() + first <= 40, "{line:?}");
+        }
+        let words: Vec<&str> = out.split_whitespace().collect();
+        assert_eq!(words, text.split_whitespace().collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn a_word_longer_than_the_line_is_cut() {
+        let long = "x".repeat(50);
+        let out = wrap(&long, 0, 30);
+        assert!(out.lines().all(|l| l.chars().count() <= 30), "{out}");
+        assert_eq!(out.replace('\n', ""), long);
+    }
+
+    #[test]
+    fn clipping_marks_the_cut() {
+        assert_eq!(clip("abcdef", 4), "abc…");
+        assert_eq!(clip("abc", 4), "abc");
+    }
+}

@@ -1,0 +1,329 @@
+//! `taskie continue-plan`: every row of SPEC §13, through the real binary.
+
+mod common;
+
+use common::Project;
+use serde_json::{Value, json};
+
+fn route(p: &Project) -> Value {
+    p.taskie_json(&["continue-plan", "--json"])
+}
+
+/// Checks the five fields of the JSON answer; `reason` must contain `why`.
+fn assert_route(v: &Value, action: &str, task: Value, why: &str) {
+    assert_eq!(v["plan"], "p", "{v:#}");
+    assert_eq!(v["action"], action, "{v:#}");
+    let command = if ["stop", "complete", "ask-human"].contains(&action) {
+        Value::Null
+    } else {
+        json!(format!("/taskie:{action}"))
+    };
+    assert_eq!(v["command"], command, "{v:#}");
+    assert_eq!(v["task"], task, "{v:#}");
+    let reason = v["reason"].as_str().expect("reason is a string");
+    assert!(reason.contains(why), "reason {reason:?} lacks {why:?}");
+    assert_eq!(v.as_object().unwrap().len(), 5, "{v:#}");
+}
+
+fn in_cycle(phase: &str, next: &str, iteration: u64) -> Value {
+    json!({"phase": phase, "next_phase": next, "phase_iteration": iteration, "max_reviews": 8,
+           "review_model": "sonnet", "consecutive_clean": 1, "current_task": 2, "tdd": false})
+}
+
+#[test]
+fn an_owed_post_review_is_the_next_action() {
+    let p = Project::new()
+        .plan("p")
+        .state(in_cycle("plan-review", "post-plan-review", 1))
+        .file("plan-review-1.md", "VERDICT: FAIL\n");
+    assert_route(
+        &route(&p),
+        "post-plan-review",
+        Value::Null,
+        "plan-post-review-1.md",
+    );
+}
+
+#[test]
+fn an_owed_code_post_review_names_the_task() {
+    let p = Project::new()
+        .plan("p")
+        .tasks(&[(1, "done"), (2, "in progress")])
+        .state(in_cycle("code-review", "post-code-review", 2))
+        .file("task-2-code-review-1.md", "x")
+        .file("task-2-code-post-review-1.md", "x")
+        .file("task-2-code-review-2.md", "x");
+    assert_route(
+        &route(&p),
+        "post-code-review",
+        json!(2),
+        "task-2-code-post-review-2.md",
+    );
+}
+
+#[test]
+fn a_missing_review_file_means_stop_and_the_cycle_is_set_back_so_the_hook_reruns_it() {
+    let p = Project::new()
+        .plan("p")
+        .tasks(&[(1, "done"), (2, "in progress")])
+        .state(in_cycle("tasks-review", "post-tasks-review", 1));
+    assert_route(
+        &route(&p),
+        "stop",
+        Value::Null,
+        "the hook runs tasks-review #1 again",
+    );
+    let s = p.state_json();
+    assert_eq!(s["next_phase"], "tasks-review");
+    assert_eq!(s["phase_iteration"], 0);
+    assert_eq!(s["review_model"], "opus");
+    assert_eq!(s["consecutive_clean"], 0);
+    // The hook then runs the review again instead of waiting for a post-review.
+    let reason = p.stop().reason();
+    assert!(reason.contains("tasks-review-1.md"), "{reason}");
+}
+
+#[test]
+fn a_written_post_review_means_stop_for_the_next_review() {
+    let p = Project::new()
+        .plan("p")
+        .state(in_cycle("plan-review", "post-plan-review", 1))
+        .file("plan-review-1.md", "x")
+        .file("plan-post-review-1.md", "x");
+    assert_route(&route(&p), "stop", Value::Null, "plan-review #2");
+}
+
+#[test]
+fn a_recorded_post_review_means_stop_now() {
+    let p = Project::new()
+        .plan("p")
+        .state(in_cycle("post-plan-review", "plan-review", 1))
+        .file("plan-review-1.md", "x")
+        .file("plan-post-review-1.md", "x");
+    assert_route(
+        &route(&p),
+        "stop",
+        Value::Null,
+        "stop now; the hook runs plan-review #2",
+    );
+}
+
+#[test]
+fn a_due_review_after_any_other_phase_means_continue_task() {
+    let p = Project::new()
+        .plan("p")
+        .tasks(&[(1, "done"), (2, "in progress")])
+        .state(in_cycle("complete-task", "code-review", 0));
+    assert_route(
+        &route(&p),
+        "continue-task",
+        json!(2),
+        "task 2 may be unfinished",
+    );
+    let p = Project::new().plan("p").state(common::due("plan-review"));
+    assert_route(
+        &route(&p),
+        "continue-task",
+        Value::Null,
+        "plan.md may be unfinished",
+    );
+}
+
+#[test]
+fn a_due_tasks_review_without_tasks_md_means_create_tasks() {
+    let p = Project::new().plan("p").state(common::due("tasks-review"));
+    assert_route(
+        &route(&p),
+        "create-tasks",
+        Value::Null,
+        "tasks.md does not exist yet",
+    );
+}
+
+#[test]
+fn a_hard_stopped_cycle_asks_the_human_with_the_resolving_commands() {
+    let mut state = in_cycle("post-plan-review", "plan-review", 3);
+    state["max_reviews"] = json!(3);
+    let p = Project::new().plan("p").state(state);
+    let v = route(&p);
+    assert_route(&v, "ask-human", Value::Null, "used all 3 reviews");
+    let reason = v["reason"].as_str().unwrap();
+    assert!(
+        reason.contains("taskie state set --plan p max_reviews=7"),
+        "{reason}"
+    );
+    assert!(reason.contains("taskie advance --plan p"), "{reason}");
+}
+
+#[test]
+fn create_tasks_is_routed() {
+    let p = Project::new()
+        .plan("p")
+        .state(in_cycle("plan-review", "create-tasks", 2));
+    assert_route(&route(&p), "create-tasks", Value::Null, "split the plan");
+}
+
+#[test]
+fn complete_task_names_the_first_unfinished_task() {
+    for next in ["complete-task", "complete-task-tdd"] {
+        let p = Project::new()
+            .plan("p")
+            .tasks(&[(1, "done"), (2, "**Done**"), (3, "pending"), (4, "pending")])
+            .state(in_cycle("tasks-review", next, 2));
+        assert_route(
+            &route(&p),
+            next,
+            json!(3),
+            "task 3 is the first unfinished task",
+        );
+    }
+}
+
+#[test]
+fn complete_is_recorded_atomically_and_keeps_unknown_fields() {
+    let mut state = in_cycle("all-code-review", "complete", 2);
+    state["notes"] = json!("kept");
+    let p = Project::new().plan("p").tasks(&[(1, "done")]).state(state);
+    assert_route(&route(&p), "complete", Value::Null, "the plan is complete");
+    let s = p.state_json();
+    assert_eq!(s["phase"], "complete");
+    assert_eq!(s["next_phase"], Value::Null);
+    assert_eq!(s["notes"], "kept");
+    assert_eq!(s["phase_iteration"], 2);
+    assert!(p.read("state.json").ends_with("}\n"));
+}
+
+#[test]
+fn complete_is_not_recorded_while_a_review_holds_the_lock() {
+    let p = Project::new()
+        .plan("p")
+        .tasks(&[(1, "done")])
+        .state(in_cycle("all-code-review", "complete", 2));
+    let before = p.state_bytes();
+    let _held = taskie::lock::try_lock(&p.root().join(".taskie/locks"), "p")
+        .unwrap()
+        .unwrap();
+    let err = p.run_taskie(&["continue-plan"]).fails_with(1).to_owned();
+    assert!(err.contains("a review is running"), "{err}");
+    assert_eq!(p.state_bytes(), before);
+}
+
+#[test]
+fn nothing_scheduled_after_an_implementation_phase_means_continue_task() {
+    for phase in [
+        "next-task",
+        "next-task-tdd",
+        "complete-task",
+        "complete-task-tdd",
+        "continue-task",
+    ] {
+        let p = Project::new()
+            .plan("p")
+            .tasks(&[(1, "done"), (2, "pending")])
+            .state(json!({"phase": phase, "next_phase": null, "phase_iteration": null, "current_task": 2}));
+        assert_route(&route(&p), "continue-task", json!(2), phase);
+    }
+}
+
+#[test]
+fn nothing_scheduled_after_complete_reports_the_plan_complete_without_writing() {
+    let p = Project::new()
+        .plan("p")
+        .state(json!({"phase": "complete", "next_phase": null}));
+    let before = p.state_bytes();
+    assert_route(&route(&p), "complete", Value::Null, "complete");
+    assert_eq!(p.state_bytes(), before);
+}
+
+#[test]
+fn nothing_scheduled_after_anything_else_asks_the_human_naming_the_phase() {
+    let p = Project::new()
+        .plan("p")
+        .state(json!({"phase": "code-review", "next_phase": null}));
+    assert_route(&route(&p), "ask-human", Value::Null, "\"code-review\"");
+}
+
+#[test]
+fn without_a_plan_md_the_next_step_is_new_plan() {
+    let p = Project::new().plan("p");
+    std::fs::remove_file(p.plan_dir().join("plan.md")).unwrap();
+    std::fs::write(p.plan_dir().join("state.json"), "{}").unwrap();
+    assert_route(
+        &route(&p),
+        "new-plan",
+        Value::Null,
+        "plan.md does not exist",
+    );
+}
+
+#[test]
+fn without_any_plan_the_next_step_is_new_plan() {
+    let p = Project::new();
+    let v = route(&p);
+    assert_eq!(v["action"], "new-plan");
+    assert_eq!(v["plan"], Value::Null);
+    assert_eq!(v["command"], "/taskie:new-plan");
+}
+
+#[test]
+fn without_state_and_tasks_md_the_next_step_is_create_tasks() {
+    let p = Project::new().plan("p");
+    assert_route(&route(&p), "create-tasks", Value::Null, "no tasks.md");
+}
+
+#[test]
+fn without_state_an_unfinished_task_is_the_next_step() {
+    let p = Project::new()
+        .plan("p")
+        .tasks(&[(1, "done"), (2, "blocked")]);
+    assert_route(&route(&p), "complete-task", json!(2), "task 2");
+}
+
+#[test]
+fn without_state_all_tasks_finished_is_done_and_suggests_init() {
+    let p = Project::new()
+        .plan("p")
+        .tasks(&[(1, "done"), (2, "cancelled")]);
+    assert_route(&route(&p), "complete", Value::Null, "taskie init p");
+}
+
+#[test]
+fn the_human_answer_names_the_action_the_task_and_why() {
+    let p = Project::new()
+        .plan("p")
+        .tasks(&[(1, "done"), (2, "pending")])
+        .state(in_cycle("tasks-review", "complete-task", 2));
+    let run = p.run_taskie(&["continue-plan"]);
+    let out = run.ok();
+    assert!(out.contains("plan  p\n"), "{out}");
+    assert!(
+        out.contains("next  /taskie:complete-task (task 2)"),
+        "{out}"
+    );
+    assert!(out.contains("why   "), "{out}");
+    assert!(out.lines().all(|l| l.chars().count() <= 80), "{out}");
+}
+
+#[test]
+fn an_invalid_plan_is_an_error_that_points_to_validate() {
+    let p = Project::new()
+        .plan("p")
+        .state(common::due("plan-review"))
+        .file("notes.md", "x");
+    let err = p.run_taskie(&["continue-plan"]).fails_with(1).to_owned();
+    assert!(err.contains("Invalid filename: notes.md"), "{err}");
+    assert!(err.contains("taskie validate --plan p"), "{err}");
+    assert_eq!(err.lines().count(), 1, "{err}");
+}
+
+#[test]
+fn a_state_error_is_an_error_naming_the_file_field_and_fix() {
+    let p = Project::new()
+        .plan("p")
+        .state(json!({"max_reviews": "lots", "next_phase": "plan-review"}));
+    let before = p.state_bytes();
+    let err = p.run_taskie(&["continue-plan"]).fails_with(1).to_owned();
+    assert!(err.contains(".taskie/plans/p/state.json"), "{err}");
+    assert!(err.contains("taskie state set max_reviews=8"), "{err}");
+    assert_eq!(p.state_bytes(), before);
+}
