@@ -34,6 +34,13 @@ impl Project {
         p
     }
 
+    /// Copies the tree below `src` (hidden entries included) into the project, for
+    /// tests that start from a shipped example such as examples/demo/project.
+    pub fn copy_in(self, src: &Path) -> Project {
+        copy_tree(src, &self.root());
+        self
+    }
+
     /// Selects (and creates, with a plan.md) the plan the other builder calls act on.
     pub fn plan(mut self, id: &str) -> Project {
         self.plan = id.into();
@@ -435,6 +442,20 @@ impl Fake {
 pub fn due(next: &str) -> Value {
     json!({"phase": "new-plan", "next_phase": next, "phase_iteration": 0, "max_reviews": 8,
            "review_model": "opus", "consecutive_clean": 0, "current_task": null, "tdd": false})
+}
+
+/// Copies a directory tree, keeping file permissions (so scripts stay executable).
+pub fn copy_tree(src: &Path, dst: &Path) {
+    std::fs::create_dir_all(dst).unwrap();
+    for e in std::fs::read_dir(src).unwrap_or_else(|e| panic!("read {}: {e}", src.display())) {
+        let e = e.unwrap();
+        let to = dst.join(e.file_name());
+        if e.file_type().unwrap().is_dir() {
+            copy_tree(&e.path(), &to);
+        } else {
+            std::fs::copy(e.path(), &to).unwrap();
+        }
+    }
 }
 
 /// Helpers for the `taskie` command-line tests.
