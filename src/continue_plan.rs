@@ -122,8 +122,8 @@ fn without_state(f: &Facts) -> Route {
             "create-tasks",
             None,
             format!(
-                "{} has no tasks.md yet: split the plan into tasks",
-                f.rel("")
+                "plan '{}' has no tasks.md yet: split the plan into tasks",
+                f.plan
             ),
         );
     }
@@ -370,10 +370,14 @@ fn hard_stop(f: &Facts, s: &State, r: Review, k: u64) -> Option<String> {
         ))
     } else if k >= s.max_reviews {
         Some(format!(
-            "{r} used all {} reviews of its cycle, so it is hard-stopped; ask the human: \
+            "{r} reached its limit of {} per cycle (max_reviews), so it is hard-stopped; ask the human: \
              `taskie state set --plan {p} max_reviews={}` allows more reviews, or {advance} \
              (details: `taskie status --plan {p}`)",
-            s.max_reviews,
+            if s.max_reviews == 1 {
+                "1 review".to_string()
+            } else {
+                format!("{} reviews", s.max_reviews)
+            },
             s.max_reviews.saturating_add(4)
         ))
     } else {

@@ -136,7 +136,7 @@ pub fn build(f: &Facts, dir: &str, verdicts: &[(u64, String)], diag: Option<Valu
     let (state, state_error) = match f.state {
         Ok(Some(s)) => (Some(s), None),
         Ok(None) => (None, None),
-        Err(e) => (None, Some(format!("{dir}{e}"))),
+        Err(e) => (None, Some(format!("{dir}/{e}"))),
     };
     let current = state.and_then(|s| s.current_task);
     let tasks = f
@@ -205,6 +205,10 @@ pub fn build(f: &Facts, dir: &str, verdicts: &[(u64, String)], diag: Option<Valu
 }
 
 const LABEL: usize = 10;
+
+fn reviews(n: u64) -> String {
+    format!("{n} review{}", if n == 1 { "" } else { "s" })
+}
 
 fn line(out: &mut String, p: &Paint, label: &str, text: &str) {
     out.push_str(&p.bold(&format!("{label:<LABEL$}")));
@@ -358,9 +362,9 @@ fn hard_stop_lines(out: &mut String, p: &Paint, d: &Value) {
         p,
         "Stopped",
         &p.red(&format!(
-            "{} after {} reviews; see .taskie/logs/{}",
+            "{} after {}; see .taskie/logs/{}",
             s(&d["stop_reason"]),
-            d["iterations"],
+            reviews(d["iterations"].as_u64().unwrap_or(0)),
             diagnostics::file_name(&s(&d["plan"]))
         )),
     );
@@ -404,7 +408,7 @@ pub fn run(
         },
         _ => (Vec::new(), None),
     };
-    let report = build(&facts, &target.rel(""), &verdicts, diag);
+    let report = build(&facts, &target.rel_dir(), &verdicts, diag);
     if json {
         let v = serde_json::to_value(&report).map_err(std::io::Error::other)?;
         writeln!(out, "{v:#}")?;
@@ -449,7 +453,7 @@ mod tests {
             files: &files,
             tasks: &tasks,
         };
-        build(&f, ".taskie/plans/p/", &v, diag)
+        build(&f, ".taskie/plans/p", &v, diag)
     }
 
     const OWED: &str = r#"{"phase":"code-review","next_phase":"post-code-review","phase_iteration":2,

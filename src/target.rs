@@ -86,6 +86,11 @@ impl Target {
         format!(".taskie/plans/{}/{}", self.plan, name)
     }
 
+    /// The plan directory relative to the project.
+    pub fn rel_dir(&self) -> String {
+        format!(".taskie/plans/{}", self.plan)
+    }
+
     /// Takes the plan lock without waiting. While it is held, leftovers of crashed
     /// writers are removed (SPEC §5 step 7), as the hook does.
     pub fn lock(&self) -> Result<PlanLock, Error> {

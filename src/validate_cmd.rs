@@ -13,7 +13,7 @@ pub fn run(inv: &Invocation, plan: Option<&str>, out: &mut dyn Write) -> Result<
             out,
             "ok: plan '{}' ({}) has a valid structure",
             target.plan,
-            target.rel("")
+            target.rel_dir()
         )?;
         return Ok(());
     }

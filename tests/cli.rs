@@ -29,7 +29,7 @@ fn status_json_reports_every_part_of_the_plan() {
     let p = status_project();
     let v = p.taskie_json(&["status", "--json"]);
     assert_eq!(v["plan"], "p");
-    assert_eq!(v["dir"], ".taskie/plans/p/");
+    assert_eq!(v["dir"], ".taskie/plans/p");
     assert_eq!(v["phase"], "code-review");
     assert_eq!(v["next_phase"], "post-code-review");
     assert_eq!(v["current_task"], 2);
@@ -437,4 +437,35 @@ fn the_command_forms_used_by_the_workflow_prompts_parse() {
         let run = p.run_taskie(args);
         assert_ne!(run.code, Some(2), "{args:?} must parse: {}", run.stderr);
     }
+}
+
+/// Runs `taskie status` on a pseudo-terminal through util-linux `script`, when present.
+fn status_on_a_terminal(p: &Project, no_color: Option<&str>) -> Option<String> {
+    let script = std::path::Path::new("/usr/bin/script");
+    if !script.exists() {
+        return None;
+    }
+    let taskie = assert_cmd::cargo::cargo_bin("taskie");
+    let mut cmd = std::process::Command::new(script);
+    cmd.args(["-qec", &format!("{} status", taskie.display()), "/dev/null"])
+        .current_dir(p.root())
+        .env_remove("NO_COLOR")
+        .stdin(std::process::Stdio::null());
+    if let Some(v) = no_color {
+        cmd.env("NO_COLOR", v);
+    }
+    let out = cmd.output().ok()?;
+    Some(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+#[test]
+fn status_is_coloured_on_a_terminal_unless_no_color_is_set() {
+    let p = status_project();
+    let Some(coloured) = status_on_a_terminal(&p, None) else {
+        return;
+    };
+    assert!(coloured.contains("\x1b["), "{coloured:?}");
+    let plain = status_on_a_terminal(&p, Some("1")).unwrap();
+    assert!(plain.contains("Tasks"), "{plain:?}");
+    assert!(!plain.contains('\x1b'), "{plain:?}");
 }

@@ -146,7 +146,12 @@ fn a_hard_stopped_cycle_asks_the_human_with_the_resolving_commands() {
     state["max_reviews"] = json!(3);
     let p = Project::new().plan("p").state(state);
     let v = route(&p);
-    assert_route(&v, "ask-human", Value::Null, "used all 3 reviews");
+    assert_route(
+        &v,
+        "ask-human",
+        Value::Null,
+        "reached its limit of 3 reviews per cycle",
+    );
     let reason = v["reason"].as_str().unwrap();
     assert!(
         reason.contains("taskie state set --plan p max_reviews=7"),
