@@ -37,9 +37,9 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Print the next step: the /taskie:<action> to perform, why, and the task.
-    ContinuePlan(Report),
+    ContinuePlan(ReportArgs),
     /// Show the plan at a glance: phase, review cycle, tasks, verdicts, hard stop.
-    Status(Report),
+    Status(ReportArgs),
     /// Check the plan directory's structure; prints each error, exit status 1 if any.
     Validate(PlanArg),
     /// Create state.json for a plan whose plan.md exists (its plan review is due next).
@@ -63,7 +63,7 @@ pub struct PlanArg {
 }
 
 #[derive(Debug, Clone, Args)]
-pub struct Report {
+pub struct ReportArgs {
     #[command(flatten)]
     pub plan: PlanArg,
     /// Print one JSON object instead of text.
