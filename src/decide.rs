@@ -192,20 +192,19 @@ pub fn decide(f: &Facts) -> Step {
             rec,
         );
     }
-    // Step 14.
-    let n = done_so_far.saturating_add(1);
+    // Step 14. An iteration count that cannot grow is a spent cycle too: saturating at
+    // u64::MAX would run the same iteration again and again.
+    let next = done_so_far.checked_add(1);
+    let n = next.unwrap_or(u64::MAX);
     let stop = if base.review_failures >= MAX_REVIEW_FAILURES {
         Some(StopReason::ReviewerFailuresExhausted)
-    } else if n > base.max_reviews {
+    } else if next.is_none_or(|n| n > base.max_reviews) {
         Some(StopReason::MaxReviewsReached)
     } else {
         None
     };
     if let Some(reason) = stop {
-        let last_review = (1..=done_so_far.max(1))
-            .rev()
-            .filter_map(|i| review_file(r, i, base.current_task))
-            .find(|name| f.has_file(name));
+        let last_review = newest_review(f, r, base.current_task, done_so_far.max(1));
         let mut rec = record(f, Path::HardStop, Some(state), None);
         rec.outcome = "allow";
         rec.review = Some(r.name());
@@ -363,6 +362,22 @@ pub fn review_file(r: Review, n: u64, task: Option<u64>) -> Option<String> {
 /// The post-review file for (R, N) (SPEC §8).
 pub fn post_file(r: Review, n: u64, task: Option<u64>) -> Option<String> {
     Some(PlanFile::PostReview(subject(r, task)?, n).file_name())
+}
+
+/// The newest review file of cycle `r` at or below iteration `upto`, found among the
+/// files present: counting down from `upto` (which state.json may set near u64::MAX)
+/// would not end.
+fn newest_review(f: &Facts, r: Review, task: Option<u64>, upto: u64) -> Option<String> {
+    f.files
+        .iter()
+        .filter_map(|name| match PlanFile::parse(name)? {
+            PlanFile::Review(_, i) if (1..=upto).contains(&i) => {
+                (review_file(r, i, task).as_ref() == Some(name)).then(|| (i, name.clone()))
+            }
+            _ => None,
+        })
+        .max()
+        .map(|(_, name)| name)
 }
 
 /// SPEC §5 step 15: what a review needs before it can run.

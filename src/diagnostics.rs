@@ -34,7 +34,7 @@ pub fn build(
             let more = s.max_reviews.saturating_add(4);
             actions.push(json!({
                 "command": format!("taskie state set --plan {plan} max_reviews={more}"),
-                "description": format!("allow {more} reviews in this cycle; the next stop runs review #{}", stop.iterations + 1),
+                "description": format!("allow {more} reviews in this cycle; the next stop runs review #{}", stop.iterations.saturating_add(1)),
             }));
             format!(
                 "{r} used all {} reviews of its cycle without {} clean reviews in a row",

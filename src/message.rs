@@ -122,6 +122,6 @@ pub fn address_review(
         n = due.iteration,
         post_action = r.post_name(),
         post_file = due.post_file,
-        next = due.iteration + 1,
+        next = due.iteration.saturating_add(1),
     )
 }

@@ -116,18 +116,30 @@ fn files_to_read(f: &Facts, due: &Due) -> Vec<String> {
     names
 }
 
-/// Review and post-review files of this cycle before iteration N.
+/// Review and post-review files of this cycle before iteration N, in order. Found among
+/// the files present: counting 1..N would not end when state.json sets N near u64::MAX.
 fn earlier_reviews(f: &Facts, due: &Due) -> Vec<String> {
-    (1..due.iteration)
-        .flat_map(|i| {
-            [
-                crate::decide::review_file(due.review, i, due.task),
-                crate::decide::post_file(due.review, i, due.task),
-            ]
+    use crate::planfile::PlanFile;
+    let mut found: Vec<(u64, bool, String)> = f
+        .files
+        .iter()
+        .filter_map(|name| {
+            let (i, post) = match crate::planfile::PlanFile::parse(name)? {
+                PlanFile::Review(_, i) => (i, false),
+                PlanFile::PostReview(_, i) => (i, true),
+                _ => return None,
+            };
+            let canonical = if post {
+                crate::decide::post_file(due.review, i, due.task)
+            } else {
+                crate::decide::review_file(due.review, i, due.task)
+            };
+            ((1..due.iteration).contains(&i) && canonical.as_ref() == Some(name))
+                .then(|| (i, post, name.clone()))
         })
-        .flatten()
-        .filter(|n| f.has_file(n))
-        .collect()
+        .collect();
+    found.sort();
+    found.into_iter().map(|(_, _, name)| name).collect()
 }
 
 #[cfg(test)]
