@@ -65,14 +65,12 @@ fn simulate(p: &Project, agent: Agent) -> Trace {
         let cycle = cycle_of(&p.state_json());
         let run = if active { p.stop_active() } else { p.stop() };
         let blocked = run.is_block();
-        if blocked {
-            if let (Agent::AlwaysWritesPostReview, Some(reason)) =
-                (agent, run.answer()["reason"].as_str())
-                && reason.contains("write what you did to")
-            {
-                let post = post_review_path(reason);
-                std::fs::write(p.root().join(post), "Addressed every finding.\n").unwrap();
-            }
+        if let (true, Agent::AlwaysWritesPostReview, Some(reason)) =
+            (blocked, agent, run.answer()["reason"].as_str())
+            && reason.contains("write what you did to")
+        {
+            let post = post_review_path(reason);
+            std::fs::write(p.root().join(post), "Addressed every finding.\n").unwrap();
         }
         stops.push((cycle, blocked));
         active = blocked;
