@@ -175,7 +175,43 @@ pub struct Gathered {
 
 impl Gathered {
     pub fn read(dir: &Path, plan: &str, stop_hook_active: bool) -> std::io::Result<Gathered> {
-        let listing = plan::list(dir)?;
+        Gathered::gather(dir, plan, stop_hook_active, false)
+    }
+
+    /// [`Gathered::read`] for a caller holding the plan lock: the leftover temporary files
+    /// of atomic writes (SPEC §5 step 7) are deleted on the way, found by the same
+    /// directory listing instead of a second one.
+    pub fn read_locked(
+        dir: &Path,
+        plan: &str,
+        stop_hook_active: bool,
+    ) -> std::io::Result<Gathered> {
+        Gathered::gather(dir, plan, stop_hook_active, true)
+    }
+
+    fn gather(
+        dir: &Path,
+        plan: &str,
+        stop_hook_active: bool,
+        clean: bool,
+    ) -> std::io::Result<Gathered> {
+        let mut listing = plan::list(dir)?;
+        if clean {
+            let leftover = |f: &String| f.starts_with(atomic::TEMP_PREFIX);
+            if listing
+                .files
+                .iter()
+                .any(|f| leftover(f) && f.contains('\u{FFFD}'))
+            {
+                // A name that is not UTF-8 is listed lossily: delete by the raw names.
+                atomic::remove_leftovers(dir);
+                listing = plan::list(dir)?;
+            } else {
+                listing
+                    .files
+                    .retain(|f| !(leftover(f) && std::fs::remove_file(dir.join(f)).is_ok()));
+            }
+        }
         let tasks_md = if listing.files.iter().any(|f| f == "tasks.md") {
             Some(fs_err::read_to_string(dir.join("tasks.md"))?)
         } else {
@@ -244,10 +280,6 @@ pub fn state_bytes(path: &Path) -> std::io::Result<Option<Vec<u8>>> {
 /// `.taskie/logs` and `.taskie/locks`, where they exist, must resolve inside it. Returns
 /// what is wrong, if anything.
 pub fn escaping_link(project: &Project, plan: &str) -> Option<String> {
-    let root = match project.root.canonicalize() {
-        Ok(r) => r,
-        Err(e) => return Some(format!("the project directory cannot be resolved ({e})")),
-    };
     let dirs = [
         project.taskie(),
         project.plans(),
@@ -255,6 +287,18 @@ pub fn escaping_link(project: &Project, plan: &str) -> Option<String> {
         project.logs(),
         project.locks(),
     ];
+    // Every stop (SPEC §16): when none of them is a link, each is the project directory
+    // plus a relative path and resolves inside it; one `lstat` each answers that, where
+    // resolving them all would read every link of every ancestor.
+    let is_link =
+        |d: &PathBuf| std::fs::symlink_metadata(d).is_ok_and(|m| m.file_type().is_symlink());
+    if !dirs.iter().any(is_link) {
+        return None;
+    }
+    let root = match project.root.canonicalize() {
+        Ok(r) => r,
+        Err(e) => return Some(format!("the project directory cannot be resolved ({e})")),
+    };
     for dir in dirs {
         if std::fs::symlink_metadata(&dir).is_err() {
             continue;
@@ -330,8 +374,7 @@ fn run(opts: &Options, input: &[u8]) -> Finished {
     };
     let dir = project.plan_dir(&plan);
     let state_path = dir.join("state.json");
-    atomic::remove_leftovers(&dir);
-    let gathered = match Gathered::read(&dir, &plan, event.stop_hook_active) {
+    let gathered = match Gathered::read_locked(&dir, &plan, event.stop_hook_active) {
         Ok(g) => g,
         Err(e) => return internal(format!("cannot read the plan directory: {e}")),
     };

@@ -4,7 +4,8 @@
 use crate::validate::Listing;
 use std::io;
 use std::path::{Path, PathBuf};
-use std::time::SystemTime;
+
+mod scan;
 
 /// A plan id is used in paths and prompts, so it is restricted to `^[A-Za-z0-9_-]+$`.
 pub fn valid_id(id: &str) -> bool {
@@ -105,51 +106,11 @@ pub fn select(
             why: "named by --plan or TASKIE_PLAN".into(),
         }));
     }
-    let mut best: Option<(SystemTime, String)> = None;
-    for entry in fs_err::read_dir(plans).map_err(SelectError::Io)? {
-        let Ok(entry) = entry else { continue };
-        if !entry.file_type().is_ok_and(|t| t.is_dir()) {
-            continue;
-        }
-        let name = entry.file_name();
-        let Some(name) = name.to_str().filter(|n| valid_id(n)) else {
-            warn(format!(
-                "skipping {}: not a valid plan id",
-                entry.path().display()
-            ));
-            continue;
-        };
-        let Some(newest) = newest_plan_file(&entry.path()) else {
-            continue;
-        };
-        let better = match &best {
-            None => true,
-            Some((t, n)) => (newest, name) > (*t, n.as_str()),
-        };
-        if better {
-            best = Some((newest, name.to_owned()));
-        }
-    }
-    Ok(best.map(|(_, id)| Selected {
+    let best = scan::newest_plan(plans, warn).map_err(SelectError::Io)?;
+    Ok(best.map(|id| Selected {
         id,
         why: "its *.md or state.json was modified most recently".into(),
     }))
-}
-
-/// The newest modification time of a `*.md` or `state.json` directly in `dir`.
-fn newest_plan_file(dir: &Path) -> Option<SystemTime> {
-    let mut newest = None;
-    for entry in std::fs::read_dir(dir).ok()?.flatten() {
-        let name = entry.file_name();
-        let name = name.as_encoded_bytes();
-        if !(name.ends_with(b".md") || name == b"state.json") {
-            continue;
-        }
-        if let Ok(t) = entry.metadata().and_then(|m| m.modified()) {
-            newest = newest.max(Some(t));
-        }
-    }
-    newest
 }
 
 /// What is directly in a plan directory, for validation (SPEC §7).

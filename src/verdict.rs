@@ -1,9 +1,7 @@
 //! The reviewer's verdict (SPEC §9), read from up to three sources.
 
-use regex::Regex;
 use serde_json::Value;
 use std::fmt;
-use std::sync::LazyLock;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Verdict {
@@ -95,14 +93,55 @@ fn word(s: &str) -> Option<bool> {
 /// The last `VERDICT: PASS|FAIL` line, allowing markdown decoration around it
 /// (`**VERDICT:** PASS`, `## Verdict: FAIL`, `> verdict: pass`).
 pub fn from_text(text: &str) -> Option<bool> {
-    static LINE: LazyLock<Regex> = LazyLock::new(|| {
-        Regex::new(r"(?i)^[\s#>*_`~-]*verdict[\s*_`~]*:[\s*_`~]*(pass|fail)[\s*_`~.!]*$")
-            .expect("valid regex")
-    });
     text.lines()
         .rev()
-        .find_map(|line| LINE.captures(line.trim_end_matches('\r')))
-        .and_then(|c| word(&c[1]))
+        .find_map(|line| verdict_line(line.trim_end_matches('\r')))
+        .and_then(|word| word)
+}
+
+/// Whether `line` is a verdict line, and if so what it says. Matches exactly what
+/// `(?i)^[\s#>*_`~-]*verdict[\s*_`~]*:[\s*_`~]*(pass|fail)[\s*_`~.!]*$` matches (the
+/// definition before this hand-written form, which spares every review a regex
+/// compilation): `Some(None)` is a line that matches but whose word only matches
+/// through Unicode case folding (`PAſſ`), which the reading never took as a verdict.
+fn verdict_line(line: &str) -> Option<Option<bool>> {
+    let decoration = |extra: &'static str| move |c: char| c.is_whitespace() || extra.contains(c);
+    let rest = line.trim_start_matches(decoration("#>*_`~-"));
+    let rest = strip_word(rest, "verdict")?.0;
+    let rest = rest.trim_start_matches(decoration("*_`~"));
+    let rest = rest.strip_prefix(':')?;
+    let rest = rest.trim_start_matches(decoration("*_`~"));
+    let (said, rest, exact) = match strip_word(rest, "pass") {
+        Some((rest, exact)) => (true, rest, exact),
+        None => {
+            let (rest, exact) = strip_word(rest, "fail")?;
+            (false, rest, exact)
+        }
+    };
+    rest.chars()
+        .all(decoration("*_`~.!"))
+        .then_some(exact.then_some(said))
+}
+
+/// Strips `word` (lower-case ASCII) from the start of `s`, case-insensitively as the
+/// regex crate's `(?i)` does (simple Unicode case folding: `s` also matches `ſ`, U+017F).
+/// The flag tells whether every letter matched as ASCII.
+fn strip_word<'a>(s: &'a str, word: &str) -> Option<(&'a str, bool)> {
+    let mut chars = s.char_indices();
+    let mut exact = true;
+    for want in word.chars() {
+        let (_, c) = chars.next()?;
+        if c.to_ascii_lowercase() == want {
+            continue;
+        }
+        if want == 's' && c == '\u{17F}' {
+            exact = false;
+            continue;
+        }
+        return None;
+    }
+    let at = chars.next().map_or(s.len(), |(i, _)| i);
+    Some((&s[at..], exact))
 }
 
 #[cfg(test)]
@@ -128,6 +167,62 @@ mod tests {
             ("VERDICT: MAYBE", None),
         ] {
             assert_eq!(from_text(line), want, "{line}");
+        }
+    }
+
+    /// The regular expression the hand-written matcher replaces.
+    fn by_regex(line: &str) -> Option<Option<bool>> {
+        let re = regex::Regex::new(
+            r"(?i)^[\s#>*_`~-]*verdict[\s*_`~]*:[\s*_`~]*(pass|fail)[\s*_`~.!]*$",
+        )
+        .unwrap();
+        re.captures(line).map(|c| word(&c[1]))
+    }
+
+    #[test]
+    fn only_ascii_letters_and_long_s_fold_to_the_letters_of_the_words() {
+        let re = regex::Regex::new("(?i)^[verdictpasfl]$").unwrap();
+        let folding: Vec<char> = (0..=0x10FFFF)
+            .filter_map(char::from_u32)
+            .filter(|c| !c.is_ascii() && re.is_match(c.encode_utf8(&mut [0; 4])))
+            .collect();
+        assert_eq!(folding, ['\u{17F}']);
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn the_matcher_agrees_with_the_regex(
+            parts in proptest::collection::vec(proptest::sample::select(vec![
+                "verdict", "VERDICT", "Verdict", "vErDiCt", "verdic", ":", " ", "\t", "\u{a0}", "\u{2028}",
+                "pass", "PASS", "Pass", "pa\u{17f}s", "fail", "FAIL", "fai", "pas", "#", ">", "*", "_", "`",
+                "~", "-", ".", "!", "x", "é", "VERDICT: PASS", "**VERDICT:** FAIL", "\r",
+            ]), 0..9)
+        ) {
+            let line = parts.concat();
+            proptest::prop_assert_eq!(verdict_line(&line), by_regex(&line), "{:?}", line);
+        }
+    }
+
+    #[test]
+    fn the_matcher_agrees_with_the_regex_on_known_lines() {
+        for line in [
+            "VERDICT: PASS",
+            "**VERDICT:** PASS",
+            "## Verdict: FAIL",
+            "> VERDICT: PASS.",
+            "VERDICT: PA\u{17f}\u{17f}",
+            "VERDICT: PASS or FAIL",
+            "VERDICT:PASS",
+            "- verdict : fail !",
+            "VERDICT: PASSED",
+            "xVERDICT: PASS",
+            "VERDICT PASS",
+            "VERDICT: ",
+            "",
+            "\u{a0}VERDICT:\u{2028}FAIL\u{a0}",
+            "VERDICT: FAIL\r",
+        ] {
+            assert_eq!(verdict_line(line), by_regex(line), "{line:?}");
         }
     }
 
