@@ -82,7 +82,12 @@ static RANDOM_FINISHED_FIRST: AtomicUsize = AtomicUsize::new(0);
 static RANDOM_KILLED_AFTER_WRITE: AtomicUsize = AtomicUsize::new(0);
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 48, failure_persistence: None, ..ProptestConfig::default() })]
+    #![proptest_config(ProptestConfig {
+        // TASKIE_TEST_SCALE multiplies the runs for long local soaks (docs/reliability.md).
+        cases: 48 * std::env::var("TASKIE_TEST_SCALE").ok().and_then(|v| v.parse().ok()).unwrap_or(1u32).max(1),
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    })]
 
     /// kill -9 at a random instant: before the reviewer starts, while it runs, while it
     /// writes its review, around the state write, or after the answer.

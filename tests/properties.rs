@@ -33,11 +33,21 @@ const PURE_CASES: u32 = 4096;
 
 fn config(cases: u32) -> ProptestConfig {
     ProptestConfig {
-        cases,
+        cases: cases.saturating_mul(scale()),
         // Failures found here are copied into tests/corpus/ by hand, as regular tests.
         failure_persistence: Some(Box::new(FileFailurePersistence::Off)),
         ..ProptestConfig::default()
     }
+}
+
+/// `TASKIE_TEST_SCALE=<n>` multiplies every case count, for long local runs (see
+/// docs/reliability.md); CI runs with 1.
+fn scale() -> u32 {
+    std::env::var("TASKIE_TEST_SCALE")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|n| *n >= 1)
+        .unwrap_or(1)
 }
 
 // ---------------------------------------------------------------------------------------
