@@ -72,6 +72,9 @@ pub struct Outcome {
     pub stdout_truncated: bool,
     pub stderr: Vec<u8>,
     pub stderr_truncated: bool,
+    /// The leader exited but processes it left behind still held the output pipes after
+    /// [`PIPE_GRACE`], so the group was terminated (not counted as a timeout).
+    pub stragglers_terminated: bool,
     /// Wall time from just before spawning until `run` returned (includes cleanup).
     pub duration: Duration,
     pub pid: u32,
@@ -121,6 +124,7 @@ pub fn run(spec: &Spec) -> io::Result<Outcome> {
     }
 
     let mut w = Waits::new(rx);
+    let mut stragglers_terminated = false;
     let timed_out = !w.wait_until(deadline, |w| w.exited.is_some());
     if timed_out {
         group.signal(libc::SIGTERM);
@@ -141,6 +145,7 @@ pub fn run(spec: &Spec) -> io::Result<Outcome> {
             (g, d) => g.or(d),
         };
         if !w.wait_until(grace, Waits::all_closed) {
+            stragglers_terminated = true;
             group.signal(libc::SIGTERM);
             w.wait_until(after(TERM_GRACE), Waits::all_closed);
             group.signal(libc::SIGKILL);
@@ -182,6 +187,7 @@ pub fn run(spec: &Spec) -> io::Result<Outcome> {
         stdout_truncated,
         stderr,
         stderr_truncated,
+        stragglers_terminated,
         duration: started.elapsed(),
         pid,
     })
@@ -713,6 +719,7 @@ mod tests {
         let _guard = KillOnDrop(grandchild);
         assert_eq!(out.ending, Ending::Exited(0));
         assert_eq!(out.stdout, b"done\n");
+        assert!(out.stragglers_terminated);
         // PIPE_GRACE, then SIGTERM ends the sleep at once.
         assert!(elapsed < Duration::from_secs(4), "{elapsed:?}");
         assert!(disappears(grandchild, Duration::from_secs(5)));

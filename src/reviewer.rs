@@ -259,6 +259,11 @@ fn write_log(
                 o.pid,
                 o.duration.as_millis()
             ));
+            if o.stragglers_terminated {
+                text.push_str(
+                    "note: processes it started still held its output after it exited; their process group was terminated\n",
+                );
+            }
             let trunc = |t: bool| if t { " (truncated)" } else { "" };
             text.push_str(&format!(
                 "--- stdout ({} bytes kept{}) ---\n",

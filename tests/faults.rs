@@ -392,6 +392,14 @@ fn a_grandchild_holding_the_pipes_does_not_stall_or_spoil_the_review() {
         run.reason().contains("Verdict: FAIL"),
         "the review itself counts"
     );
+    let log = std::fs::read_dir(p.logs())
+        .unwrap()
+        .flatten()
+        .find(|e| e.file_name().to_string_lossy().starts_with("review-"))
+        .map(|e| std::fs::read_to_string(e.path()).unwrap())
+        .expect("a reviewer log");
+    assert!(log.contains("ending: exited with status 0"), "{log}");
+    assert!(log.contains("their process group was terminated"), "{log}");
     assert!(
         eventually(LIVENESS, || gone(grandchild)),
         "the straggler was terminated"
