@@ -288,7 +288,7 @@ fn post_review(f: &Facts, s: &State, r: Review) -> Route {
             "{r} #{n} asked for changes: read {}, address every finding, write {}, then stop so review #{} runs",
             f.rel(&review),
             f.rel(&post),
-            n + 1
+            n.saturating_add(1)
         ),
     )
 }
@@ -326,7 +326,7 @@ fn review_due(f: &Facts, s: &State, r: Review) -> Route {
         format!(
             "{r} #{} is due and the last phase was \"{}\", so {work} may be unfinished: finish it, then stop so \
              the hook runs the review (if it is already finished, just stop)",
-            k + 1,
+            k.saturating_add(1),
             s.phase
         ),
     )
@@ -346,7 +346,7 @@ fn next_review(f: &Facts, s: &State, r: Review, k: u64, why: String) -> Route {
             task,
             format!(
                 "{why}: stop now; the hook runs {r} #{} when you end your turn",
-                k + 1
+                k.saturating_add(1)
             ),
         ),
     }

@@ -345,7 +345,8 @@ fn task_key(t: &TaskRow) -> String {
         .unwrap_or_else(|| t.id.clone())
 }
 
-fn subject(r: Review, task: Option<u64>) -> Option<Subject> {
+/// What the review files of `r` are about; `None` for a code review without a task.
+pub fn subject(r: Review, task: Option<u64>) -> Option<Subject> {
     Some(match r {
         Review::Plan => Subject::Plan,
         Review::Tasks => Subject::Tasks,

@@ -251,7 +251,10 @@ fn waiting(s: &State) -> String {
             if let Some(r) = Review::from_post_name(n) {
                 format!("{r} #{k} is waiting for its post-review ({n})")
             } else if let Some(r) = Review::from_name(n) {
-                format!("{r} #{} is due: stop so the hook runs it", k + 1)
+                format!(
+                    "{r} #{} is due: stop so the hook runs it",
+                    k.saturating_add(1)
+                )
             } else {
                 format!("the plan is waiting for {n}")
             }
@@ -311,7 +314,7 @@ fn success(plan: &str, after: &State, mark: Mark, task: Option<u64>, changed: bo
         (_, Some(n)) => match Review::from_name(n) {
             Some(r) => format!(
                 "next is {r} #{}. Stop now: the hook runs it when you end your turn",
-                after.phase_iteration.unwrap_or(0) + 1
+                after.phase_iteration.unwrap_or(0).saturating_add(1)
             ),
             None => format!("next is {n}"),
         },

@@ -6,6 +6,7 @@ use crate::decide::{self, Facts, MAX_REVIEW_FAILURES};
 use crate::error::Error;
 use crate::paint::{Paint, WIDTH, clip, wrap};
 use crate::phase::Review;
+use crate::planfile::PlanFile;
 use crate::state::State;
 use crate::state_cmd::all_fields;
 use crate::target::Invocation;
@@ -167,7 +168,25 @@ pub fn build(f: &Facts, dir: &str, verdicts: &[(u64, String)], diag: Option<Valu
         .as_ref()
         .map(|c| {
             let r = Review::from_name(c.review).expect("a cycle is a review");
-            (1..=c.iteration)
+            // Only iterations that left a file or a verdict: counting up to
+            // phase_iteration would take forever for a huge (but valid) value.
+            let mut seen: Vec<u64> = f
+                .files
+                .iter()
+                .filter_map(|n| match PlanFile::parse(n) {
+                    Some(PlanFile::Review(s, i) | PlanFile::PostReview(s, i))
+                        if Some(s) == decide::subject(r, c.task) =>
+                    {
+                        Some(i)
+                    }
+                    _ => None,
+                })
+                .chain(verdicts.iter().map(|(i, _)| *i))
+                .filter(|i| (1..=c.iteration).contains(i))
+                .collect();
+            seen.sort_unstable();
+            seen.dedup();
+            seen.into_iter()
                 .filter_map(|i| {
                     let file = decide::review_file(r, i, c.task)?;
                     let post = decide::post_file(r, i, c.task)?;

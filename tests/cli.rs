@@ -469,3 +469,35 @@ fn status_is_coloured_on_a_terminal_unless_no_color_is_set() {
     assert!(plain.contains("Tasks"), "{plain:?}");
     assert!(!plain.contains('\x1b'), "{plain:?}");
 }
+
+#[test]
+fn status_continue_plan_and_mark_cope_with_the_largest_iteration() {
+    let max = u64::MAX;
+    let p = Project::new()
+        .plan("p")
+        .file(&format!("plan-review-{max}.md"), "VERDICT: FAIL\n")
+        .file(&format!("plan-post-review-{max}.md"), "done\n")
+        .state(serde_json::json!({
+            "phase": "plan-review", "next_phase": "post-plan-review",
+            "phase_iteration": max, "max_reviews": max}));
+    let status = p.taskie(&["status", "--json"]).output().unwrap();
+    assert!(
+        status.status.success(),
+        "{}",
+        String::from_utf8_lossy(&status.stderr)
+    );
+    let mark = p.taskie(&["mark", "post-plan-review"]).output().unwrap();
+    assert!(
+        mark.status.success(),
+        "{}",
+        String::from_utf8_lossy(&mark.stderr)
+    );
+    let route = p.taskie(&["continue-plan", "--json"]).output().unwrap();
+    for out in [&status, &route, &mark] {
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(
+            !stderr.contains("panicked") && out.status.code() != Some(101),
+            "{stderr}"
+        );
+    }
+}
