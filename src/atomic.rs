@@ -36,15 +36,20 @@ pub const PAUSE_ENV: &str = "TASKIE_TEST_PAUSE_AT";
 /// `before-rename:state.json`), announce it on stderr and sleep, so a test can `kill -9`
 /// the process at exactly that instant. Without the variable this is one environment
 /// lookup: there is no other way to hit a window that lasts microseconds, and proving
-/// crash consistency there is the point.
+/// crash consistency there is the point. `panic:<point>:<file name>` panics there
+/// instead, to prove that a panic never reaches the user (tests/hook.rs).
 pub fn pause_point(point: &str, path: &Path) {
     let Some(want) = std::env::var_os(PAUSE_ENV) else {
         return;
     };
+    let want = want.to_string_lossy();
     let name = path.file_name().unwrap_or_default().to_string_lossy();
-    if want.to_string_lossy() == format!("{point}:{name}") {
-        eprintln!("taskie-hook: test pause at {point}:{name}");
+    let here = format!("{point}:{name}");
+    if want == here {
+        eprintln!("taskie-hook: test pause at {here}");
         std::thread::sleep(Duration::from_secs(60));
+    } else if want.strip_prefix("panic:") == Some(here.as_str()) {
+        panic!("test panic at {here}");
     }
 }
 

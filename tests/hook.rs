@@ -855,3 +855,27 @@ fn each_run_that_selected_a_plan_logs_one_event_with_the_documented_fields() {
     assert_eq!(e["reviewer_exit"], 0);
     assert_eq!(p.events().len(), 1);
 }
+
+// §4: fail open.
+
+#[test]
+fn a_panic_inside_the_hook_still_answers_allow_and_exits_zero() {
+    let p = Project::new()
+        .plan("p")
+        .state(due("plan-review"))
+        .reviewer(&Fake::fail())
+        .env(
+            "TASKIE_TEST_PAUSE_AT",
+            "panic:before-state-write:state.json",
+        );
+    let before = p.state_bytes();
+    let run = p.stop();
+    let msg = run.message();
+    assert!(msg.contains("internal error"), "{msg}");
+    assert!(
+        run.stderr.contains("taskie-hook: internal error"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(p.state_bytes(), before, "the panic came before the write");
+}
