@@ -6,7 +6,7 @@
 //! - on Linux the directories are opened relative to an open `.taskie/plans` (no path
 //!   walk per plan) and read with `getdents64` directly (no `fstat` per `opendir`);
 //!   each file is `fstatat`-ed relative to its directory's descriptor;
-//! - with many plans the directories are split over a few threads: almost all of the
+//! - with many plans the directories are shared out to a few threads: almost all of the
 //!   time is spent in the kernel, so this divides the wall time by the cores used.
 //!
 //! Elsewhere it falls back to `std::fs` with the same results.
@@ -15,6 +15,8 @@ use std::ffi::OsStr;
 use std::io;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Modification time as (seconds, nanoseconds) since the epoch: orders like `SystemTime`.
 pub type Stamp = (i64, i64);
@@ -25,6 +27,8 @@ const PLANS_PER_THREAD: usize = 24;
 const MAX_THREADS: usize = 8;
 /// The scanning threads need little stack: their buffers are on the heap.
 const THREAD_STACK: usize = 256 * 1024;
+/// Plans a thread takes at a time: small enough to share the tail evenly.
+const BATCH: usize = 4;
 
 /// The plan (name, newest stamp) that wins: the newest stamp, ties to the greatest name.
 /// `warn` gets one line per skipped subdirectory with an invalid name, in listing order.
@@ -46,16 +50,20 @@ pub fn newest_plan(plans: &Path, warn: &mut dyn FnMut(String)) -> io::Result<Opt
             )),
         }
     });
-    let best = newest_of(&root, &candidates, buf);
-    Ok(best.map(|(_, name)| String::from_utf8_lossy(name).into_owned()))
+    let candidates = Arc::new(candidates);
+    let best = newest_of(Arc::new(root), Arc::clone(&candidates), buf);
+    Ok(best.map(|(_, i)| String::from_utf8_lossy(&candidates[i]).into_owned()))
 }
 
-/// The best of `candidates`, scanned on up to [`MAX_THREADS`] threads.
-fn newest_of<'a>(
-    root: &sys::Dir,
-    candidates: &'a [Vec<u8>],
+/// The best of `candidates` (its stamp and index), scanned on up to [`MAX_THREADS`]
+/// threads. The threads take small batches from a shared counter rather than fixed
+/// shares, so a helper that starts late leaves its work to the others instead of making
+/// them wait: the scan is never slower than alone by more than the cost of starting it.
+fn newest_of(
+    root: Arc<sys::Dir>,
+    candidates: Arc<Vec<Vec<u8>>>,
     buf: sys::Buf,
-) -> Option<(Stamp, &'a [u8])> {
+) -> Option<(Stamp, usize)> {
     let threads = if candidates.len() < 2 * PLANS_PER_THREAD {
         1
     } else {
@@ -64,50 +72,66 @@ fn newest_of<'a>(
             .min(candidates.len() / PLANS_PER_THREAD)
             .min(MAX_THREADS)
     };
-    let threads = std::env::var("TASKIE_SCAN_THREADS")
-        .ok()
-        .and_then(|t| t.parse().ok())
-        .unwrap_or(threads);
-    if threads <= 1 {
-        return scan_chunk(root, candidates, buf);
-    }
-    let chunk = candidates.len().div_ceil(threads);
-    std::thread::scope(|s| {
-        let mut chunks = candidates.chunks(chunk);
-        let mine = chunks.next().unwrap_or_default();
-        let handles: Vec<_> = chunks
-            .map(|c| {
-                let spawned = std::thread::Builder::new()
-                    .stack_size(THREAD_STACK)
-                    .spawn_scoped(s, move || scan_chunk(root, c, sys::Buf::new()));
-                // A thread that cannot be started: its share is scanned here instead.
-                spawned.map_err(|_| c)
-            })
-            .collect();
-        let mut best = scan_chunk(root, mine, buf);
-        for h in handles {
-            let theirs = match h {
-                Ok(h) => h.join().unwrap_or_else(|p| std::panic::resume_unwind(p)),
-                Err(c) => scan_chunk(root, c, sys::Buf::new()),
-            };
-            best = best.max(theirs);
-        }
-        best
-    })
-}
-
-fn scan_chunk<'a>(
-    root: &sys::Dir,
-    names: &'a [Vec<u8>],
-    mut buf: sys::Buf,
-) -> Option<(Stamp, &'a [u8])> {
-    let mut best: Option<(Stamp, &[u8])> = None;
-    for name in names {
-        if let Some(stamp) = newest_file(root, name, &mut buf) {
-            best = best.max(Some((stamp, name.as_slice())));
-        }
+    let next = Arc::new(AtomicUsize::new(0));
+    // A helper that cannot be started is simply not there: the others take its share.
+    let helpers: Vec<_> = (1..threads)
+        .filter_map(|_| {
+            let (root, candidates, next) = (root.clone(), candidates.clone(), next.clone());
+            let helper = std::thread::Builder::new()
+                .stack_size(THREAD_STACK)
+                .spawn(move || work(&root, &candidates, &next, sys::Buf::new()))
+                .ok()?;
+            sys::move_off_this_cpu(&helper);
+            Some(helper)
+        })
+        .collect();
+    let mut best = work(&root, &candidates, &next, buf);
+    for h in helpers {
+        let theirs = h.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
+        best = newer(&candidates, best, theirs);
     }
     best
+}
+
+/// The newer of two (stamp, index) picks; a tie goes to the greatest name.
+fn newer(
+    candidates: &[Vec<u8>],
+    a: Option<(Stamp, usize)>,
+    b: Option<(Stamp, usize)>,
+) -> Option<(Stamp, usize)> {
+    match (a, b) {
+        (Some((ta, ia)), Some((tb, ib))) => {
+            if (tb, &candidates[ib]) > (ta, &candidates[ia]) {
+                b
+            } else {
+                a
+            }
+        }
+        (a, None) => a,
+        (None, b) => b,
+    }
+}
+
+/// Scans batches of plans until none is left; the best seen, as (stamp, index).
+fn work(
+    root: &sys::Dir,
+    candidates: &[Vec<u8>],
+    next: &AtomicUsize,
+    mut buf: sys::Buf,
+) -> Option<(Stamp, usize)> {
+    let to = |from: usize| (from + BATCH).min(candidates.len());
+    let mut best = None;
+    loop {
+        let from = next.fetch_add(BATCH, Ordering::Relaxed);
+        if from >= candidates.len() {
+            return best;
+        }
+        for (i, name) in candidates.iter().enumerate().take(to(from)).skip(from) {
+            if let Some(stamp) = newest_file(root, name, &mut buf) {
+                best = newer(candidates, best, Some((stamp, i)));
+            }
+        }
+    }
 }
 
 /// The newest stamp of a `*.md` or `state.json` directly in plan directory `name`;
@@ -147,6 +171,29 @@ mod sys {
     }
 
     pub struct Dir(OwnedFd);
+
+    /// Lets a just-started helper thread run on another CPU than this thread's. A new
+    /// thread tends to be queued on its creator's CPU and to wait there, idle CPUs or
+    /// not, until the creator blocks or the scheduler rebalances (measured here: a
+    /// quarter to half of the starts took 1.5-2 ms instead of 60 µs), which would
+    /// serialise the scan. Best effort: on any failure the thread runs where it is.
+    pub fn move_off_this_cpu<T>(helper: &std::thread::JoinHandle<T>) {
+        use std::os::unix::thread::JoinHandleExt;
+        let size = std::mem::size_of::<libc::cpu_set_t>();
+        // SAFETY: sched_getcpu has no preconditions; `set` is a plain C bit set for
+        // which all-zero is valid; the pthread_t belongs to a thread not yet joined.
+        unsafe {
+            let cpu = libc::sched_getcpu();
+            let mut set: libc::cpu_set_t = std::mem::zeroed();
+            if cpu < 0 || libc::sched_getaffinity(0, size, &mut set) != 0 {
+                return;
+            }
+            libc::CPU_CLR(cpu as usize, &mut set);
+            if libc::CPU_COUNT(&set) > 0 {
+                libc::pthread_setaffinity_np(helper.as_pthread_t(), size, &set);
+            }
+        }
+    }
 
     /// Retries a call interrupted by a signal.
     fn retry(mut f: impl FnMut() -> libc::c_long) -> io::Result<libc::c_long> {
@@ -276,6 +323,8 @@ mod sys {
     }
 
     pub struct Dir(PathBuf);
+
+    pub fn move_off_this_cpu<T>(_: &std::thread::JoinHandle<T>) {}
 
     /// `d_type` stand-ins for the fallback.
     const DIR: u8 = 1;
