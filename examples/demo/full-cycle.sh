@@ -8,21 +8,7 @@
 # would run it on each stop. With the fake reviewer every cycle goes the same way:
 # review #1 fails, #2 and #3 pass, and two passes in a row end the cycle.
 set -euo pipefail
-here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/../.." && pwd)
-# TASKIE_BIN_DIR: a directory with taskie and taskie-hook already built (the tests use
-# it); otherwise build the debug binaries here.
-if [ -n "${TASKIE_BIN_DIR:-}" ]; then
-  bin=$TASKIE_BIN_DIR
-else
-  cargo build --quiet --bins --manifest-path "$root/Cargo.toml"
-  bin=${CARGO_TARGET_DIR:-$root/target}/debug
-fi
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-cp -R "$here/project/." "$work/"
-export TASKIE_REVIEWER="$here/fake-reviewer"
-unset TASKIE_PLAN TASKIE_HOOK_SKIP
+source "$(dirname "$0")/setup.sh"
 plan="$work/.taskie/plans/demo"
 cd "$work"
 

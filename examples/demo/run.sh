@@ -2,22 +2,8 @@
 # One plan-review cycle of taskie-hook on a copy of examples/demo/project, with the
 # fake reviewer instead of Claude: a dry run, then the real stops.
 set -euo pipefail
-here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/../.." && pwd)
-# TASKIE_BIN_DIR: a directory with taskie-hook already built (the tests use it);
-# otherwise build the debug binaries here.
-if [ -n "${TASKIE_BIN_DIR:-}" ]; then
-  bin=$TASKIE_BIN_DIR
-else
-  cargo build --quiet --bins --manifest-path "$root/Cargo.toml"
-  bin=${CARGO_TARGET_DIR:-$root/target}/debug
-fi
+source "$(dirname "$0")/setup.sh"
 hook="$bin/taskie-hook"
-unset TASKIE_PLAN TASKIE_HOOK_SKIP
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-cp -R "$here/project/." "$work/"
-export TASKIE_REVIEWER="$here/fake-reviewer"
 plan="$work/.taskie/plans/demo"
 stop() { printf '{"hook_event_name":"Stop","cwd":"%s","stop_hook_active":%s}' "$work" "$1" | "$hook"; echo; }
 
