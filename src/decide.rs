@@ -300,6 +300,46 @@ pub fn conclude(f: &Facts, due: &Due, reviewed: &Reviewed) -> Outcome {
     finish(Answer::block(reason), Some(next), rec)
 }
 
+/// state.json changed while the reviewer ran (the reviewer runs with every permission;
+/// a person may edit by hand; neither takes the lock). The edit wins: the review is not
+/// recorded, and the run counts as a reviewer failure on the edited state when it is
+/// valid (nothing is written when it is not), so a reviewer that keeps doing it ends in
+/// a hard stop. `now` is the file as it is now (`None`: deleted); `rec` the record of
+/// the run as concluded.
+pub fn state_edited(
+    f: &Facts,
+    due: &Due,
+    now: Option<Result<State, StateError>>,
+    log: &str,
+    mut rec: Record,
+) -> Outcome {
+    let (write, what) = match now {
+        Some(Ok(mut s)) => {
+            s.review_failures = s.review_failures.saturating_add(1);
+            (Some(s), "changed")
+        }
+        Some(Err(_)) => (None, "changed (to something invalid)"),
+        None => (None, "deleted"),
+    };
+    let failures = write
+        .as_ref()
+        .map_or(due.read.review_failures.saturating_add(1), |s| {
+            s.review_failures
+        });
+    let reason = format!(
+        "state.json was {what} while it ran (by the reviewer, or by hand); the hook kept that edit and did \
+         not record this review"
+    );
+    let mut text = message::reviewer_failed(f.plan, due, &reason, log, failures);
+    if write.is_none() {
+        text.push_str(" state.json was not written.");
+    }
+    rec.path = Path::ReviewerFailed;
+    rec.verdict = None;
+    rec.verdict_source = None;
+    finish(Answer::allow(text), write, rec)
+}
+
 /// Where a passed review `r` leads (SPEC §6).
 pub fn advance_target(r: Review, state: &State, tasks: &[TaskRow]) -> &'static str {
     let implement = if state.tdd {

@@ -392,7 +392,16 @@ fn run(opts: &Options, input: &[u8]) -> Finished {
             let outcome = decide::conclude(&facts, &due, &reviewed);
             match state_bytes(&state_path).ok().flatten() {
                 now if now == before => outcome,
-                now => edited_during_review(&project, &facts, &due, now, outcome.record),
+                now => {
+                    let log = newest_review_log(&project, &plan, &due);
+                    decide::state_edited(
+                        &facts,
+                        &due,
+                        now.map(|b| State::parse(&b)),
+                        &log,
+                        outcome.record,
+                    )
+                }
             }
         }
     };
@@ -416,57 +425,6 @@ fn run(opts: &Options, input: &[u8]) -> Finished {
         answer,
         event: Some((logs, outcome.record)),
         _lock: Some(lock),
-    }
-}
-
-/// state.json changed while the reviewer ran: the reviewer edited it (it is told not to,
-/// but runs with every permission) or someone did by hand; neither takes the plan lock.
-/// The review's outcome was computed from the state read before, so writing it would
-/// silently undo that edit. Decision: the edit wins and the review is not recorded; the
-/// run counts as a reviewer failure, written as `review_failures + 1` onto the state as
-/// it is now when that is valid (otherwise nothing is written and the next stop reports
-/// it). A reviewer that keeps doing this therefore ends in a hard stop, never a loop.
-fn edited_during_review(
-    project: &Project,
-    f: &Facts,
-    due: &decide::Due,
-    now: Option<Vec<u8>>,
-    mut rec: Record,
-) -> Outcome {
-    let now = now.map(|b| State::parse(&b));
-    let (write, what) = match now {
-        Some(Ok(mut s)) => {
-            s.review_failures = s.review_failures.saturating_add(1);
-            (Some(s), "changed")
-        }
-        Some(Err(_)) => (None, "changed (to something invalid)"),
-        None => (None, "deleted"),
-    };
-    let failures = write
-        .as_ref()
-        .map_or(due.read.review_failures.saturating_add(1), |s| {
-            s.review_failures
-        });
-    let reason = format!(
-        "state.json was {what} while it ran (by the reviewer, or by hand); the hook kept that edit and did \
-         not record this review"
-    );
-    let log = newest_review_log(project, f.plan, due);
-    let mut text = crate::message::reviewer_failed(f.plan, due, &reason, &log, failures);
-    if write.is_none() {
-        text.push_str(" state.json was not written.");
-    }
-    rec.path = Branch::ReviewerFailed;
-    rec.outcome = "allow";
-    rec.verdict = None;
-    rec.verdict_source = None;
-    if let Some(s) = &write {
-        rec.after(s);
-    }
-    Outcome {
-        answer: Answer::allow(text),
-        write,
-        record: rec,
     }
 }
 
