@@ -58,11 +58,7 @@ pub fn advance(f: &Facts, s: &State) -> Result<(State, String), Error> {
 /// `taskie advance [--plan ID]`.
 pub fn run(inv: &Invocation, plan: Option<&str>, out: &mut dyn Write) -> Result<(), Error> {
     let target = inv.target(plan)?;
-    let held = target.lock()?;
-    let gathered = target.gather()?;
-    let state = target
-        .state_of(&gathered)?
-        .ok_or_else(|| Error::NoState(target.plan.clone()))?;
+    let (held, gathered, state) = target.locked_state()?;
     let (next, message) = advance(&gathered.facts(), &state)?;
     target.write_state(&held, &next)?;
     writeln!(out, "{message}")?;

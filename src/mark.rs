@@ -348,11 +348,7 @@ pub fn run(
         _ => {}
     }
     let target = inv.target(plan)?;
-    let held = target.lock()?;
-    let gathered = target.gather()?;
-    let state = target
-        .state_of(&gathered)?
-        .ok_or_else(|| Error::NoState(target.plan.clone()))?;
+    let (held, gathered, state) = target.locked_state()?;
     let marked = transition(&gathered.facts(), &state, mark, task).map_err(Error::Refused)?;
     if marked.changed {
         target.write_state(&held, &marked.state)?;

@@ -118,6 +118,17 @@ impl Target {
         self.usable(gathered.state.clone())
     }
 
+    /// For the commands that change an existing state: the plan lock, the plan as read
+    /// under it, and its state (an error when there is no state.json).
+    pub fn locked_state(&self) -> Result<(PlanLock, Gathered, State), Error> {
+        let held = self.lock()?;
+        let gathered = self.gather()?;
+        let state = self
+            .state_of(&gathered)?
+            .ok_or_else(|| Error::NoState(self.plan.clone()))?;
+        Ok((held, gathered, state))
+    }
+
     fn usable(
         &self,
         read: Result<Option<State>, crate::state::StateError>,
