@@ -326,11 +326,7 @@ fn a_hung_reviewer_is_stopped_at_a_fractional_timeout_and_three_failures_hard_st
             log.contains("ending: timed out; process group terminated"),
             "{log}"
         );
-        let grandchild: libc::pid_t = std::fs::read_to_string(p.reviewer_dir().join("grandchild"))
-            .unwrap()
-            .trim()
-            .parse()
-            .unwrap();
+        let grandchild: libc::pid_t = p.grandchild_pid();
         let _reap = Reap(vec![grandchild]);
         assert!(
             eventually(LIVENESS, || gone(grandchild)),
@@ -382,11 +378,7 @@ fn a_grandchild_holding_the_pipes_does_not_stall_or_spoil_the_review() {
         "sleep 1000 &\necho $! > \"$here/grandchild\"\n{REVIEW_FAIL}"
     ));
     let run = p.stop();
-    let grandchild: libc::pid_t = std::fs::read_to_string(p.reviewer_dir().join("grandchild"))
-        .unwrap()
-        .trim()
-        .parse()
-        .unwrap();
+    let grandchild: libc::pid_t = p.grandchild_pid();
     let _reap = Reap(vec![grandchild]);
     assert!(
         run.reason().contains("Verdict: FAIL"),

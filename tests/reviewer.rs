@@ -290,11 +290,7 @@ fn kills_hung_reviewer_group_on_timeout() {
         started.elapsed() < Duration::from_secs(30),
         "the hook returned"
     );
-    let pid: i32 = p
-        .reviewer_saw("grandchild")
-        .trim()
-        .parse()
-        .expect("the grandchild was started");
+    let pid = p.grandchild_pid();
     let deadline = Instant::now() + Duration::from_secs(5);
     while process_alive(pid) && Instant::now() < deadline {
         std::thread::sleep(Duration::from_millis(20));

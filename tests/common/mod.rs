@@ -225,6 +225,14 @@ impl Project {
         std::fs::read_to_string(self.reviewer_dir().join(what)).unwrap_or_default()
     }
 
+    /// The pid of the `sleep` grandchild a [`Fake::grandchild`] reviewer left behind.
+    pub fn grandchild_pid(&self) -> i32 {
+        self.reviewer_saw("grandchild")
+            .trim()
+            .parse()
+            .expect("the grandchild was started")
+    }
+
     /// Every file below the project, with its bytes, to prove a run wrote nothing.
     pub fn snapshot(&self) -> Vec<(PathBuf, Vec<u8>)> {
         fn walk(dir: &Path, out: &mut Vec<(PathBuf, Vec<u8>)>) {
