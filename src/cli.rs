@@ -1,12 +1,11 @@
 //! The command lines of `taskie` and `taskie-hook`, and the one place that decides
 //! exit codes. Parsing and dispatch only: each command lives in its own module.
 
+use crate::commands::Invocation;
+use crate::commands::mark::Mark;
+use crate::commands::{advance, continue_plan, init, mark, state, status, validate};
 use crate::error::Error;
-use crate::mark::Mark;
-use crate::target::Invocation;
-use crate::{
-    advance, continue_plan, dryrun, hook, init, mark, plan, state_cmd, status, validate_cmd,
-};
+use crate::hook::{self, dry_run};
 use clap::{Args, Parser, Subcommand};
 use std::io::Write;
 use std::path::PathBuf;
@@ -122,7 +121,7 @@ pub enum StateCommand {
 
 /// Plan ids end up in paths, so a bad one is a usage error before anything runs.
 fn plan_id(s: &str) -> Result<String, String> {
-    if plan::valid_id(s) {
+    if crate::model::plan_file::valid_id(s) {
         Ok(s.to_owned())
     } else {
         Err("a plan id uses only letters, digits, '_' and '-'".into())
@@ -169,11 +168,11 @@ fn run_hook(args: &HookArgs) {
         plan: args.plan.clone(),
     };
     if args.dry_run {
-        let report = dryrun::report(&opts, args.cwd.clone());
+        let report = dry_run::report(&opts, args.cwd.clone());
         if args.json {
             println!("{report}");
         } else {
-            print!("{}", dryrun::human(&report));
+            print!("{}", dry_run::human(&report));
         }
     } else {
         hook::main(&opts);
@@ -216,14 +215,14 @@ fn dispatch(command: Command, inv: &Invocation, out: &mut dyn Write) -> Result<(
     match command {
         Command::ContinuePlan(r) => continue_plan::run(inv, r.plan.plan.as_deref(), r.json, out),
         Command::Status(r) => status::run(inv, r.plan.plan.as_deref(), r.json, out),
-        Command::Validate(p) => validate_cmd::run(inv, p.plan.as_deref(), out),
+        Command::Validate(p) => validate::run(inv, p.plan.as_deref(), out),
         Command::Init(a) => init::run(inv, &a.plan_id, a.max_reviews, a.tdd, a.force, out),
         Command::Mark(a) => mark::run(inv, a.plan.plan.as_deref(), a.phase, a.task, out),
         Command::State(StateCommand::Get { field, plan }) => {
-            state_cmd::get(inv, plan.plan.as_deref(), field.as_deref(), out)
+            state::get(inv, plan.plan.as_deref(), field.as_deref(), out)
         }
         Command::State(StateCommand::Set { assignments, plan }) => {
-            state_cmd::set(inv, plan.plan.as_deref(), &assignments, out)
+            state::set(inv, plan.plan.as_deref(), &assignments, out)
         }
         Command::Advance(p) => advance::run(inv, p.plan.as_deref(), out),
         Command::Hook(args) => {

@@ -2,7 +2,7 @@
 //! into the exit status and one line on stderr, and `continue-plan` branches on it (a
 //! project without plans is a routing answer there, not a failure).
 
-use crate::state::StateError;
+use crate::model::state::StateError;
 use std::fmt;
 use std::io;
 use std::path::PathBuf;

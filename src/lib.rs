@@ -1,34 +1,21 @@
 //! Taskie: a stateful plan → tasks → reviewed-code workflow for Claude Code.
+//!
+//! The map (docs/architecture.md has the picture):
+//! - [`model`]: the rules, pure: phases, state, plan files, tasks, validation, cycle, verdict.
+//! - [`store`]: the `.taskie` directory: project, selection, snapshot, atomic write, lock, logs.
+//! - [`hook`]: `taskie-hook`, the Stop hook: input, decision, messages, answer, dry run.
+//! - [`reviewer`]: running the independent reviewer; only the hook calls it.
+//! - [`commands`]: one file per `taskie` subcommand; never imports the hook or each other.
+//! - [`cli`]: argument parsing, dispatch and exit codes for both binaries.
+//!
+//! Dependencies point one way: model ← store ← {hook, commands}; hook → reviewer.
 
-pub mod advance;
-pub mod answer;
-pub mod atomic;
 pub mod cli;
 pub mod clock;
-pub mod continue_plan;
-pub mod decide;
-pub mod diagnostics;
-pub mod dryrun;
+pub mod commands;
 pub mod error;
-pub mod event;
-pub mod events;
 pub mod hook;
-pub mod init;
-pub mod lock;
-pub mod mark;
-pub mod message;
+pub mod model;
 pub mod paint;
-pub mod phase;
-pub mod plan;
-pub mod planfile;
-pub mod process;
-pub mod prompt;
 pub mod reviewer;
-pub mod state;
-pub mod state_cmd;
-pub mod status;
-pub mod target;
-pub mod tasks;
-pub mod validate;
-pub mod validate_cmd;
-pub mod verdict;
+pub mod store;

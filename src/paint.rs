@@ -83,17 +83,6 @@ pub fn wrap(text: &str, indent: usize, width: usize) -> String {
     lines.join(&format!("\n{}", " ".repeat(indent)))
 }
 
-/// `text` cut to at most `max` characters, marking the cut with `…`.
-pub fn clip(text: &str, max: usize) -> String {
-    if text.chars().count() <= max {
-        text.to_owned()
-    } else {
-        let mut s: String = text.chars().take(max.saturating_sub(1)).collect();
-        s.push('…');
-        s
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -122,11 +111,5 @@ mod tests {
         let out = wrap(&long, 0, 30);
         assert!(out.lines().all(|l| l.chars().count() <= 30), "{out}");
         assert_eq!(out.replace('\n', ""), long);
-    }
-
-    #[test]
-    fn clipping_marks_the_cut() {
-        assert_eq!(clip("abcdef", 4), "abc…");
-        assert_eq!(clip("abc", 4), "abc");
     }
 }

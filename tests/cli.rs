@@ -1,9 +1,7 @@
 //! The `taskie` command line: status, validate, init, state get/set, plan selection
 //! from subdirectories, and exit statuses.
 
-mod common;
-
-use common::Project;
+use crate::support::Project;
 use serde_json::{Value, json};
 
 fn code_cycle() -> Value {
@@ -69,8 +67,8 @@ fn status_json_reports_every_part_of_the_plan() {
 fn status_takes_verdicts_from_the_event_log() {
     let p = Project::new()
         .plan("p")
-        .state(common::due("plan-review"))
-        .reviewer(&common::Fake::fail());
+        .state(crate::support::due("plan-review"))
+        .reviewer(&crate::support::Fake::fail());
     assert!(p.stop().is_block());
     let v = p.taskie_json(&["status", "--json"]);
     assert_eq!(v["reviews"][0]["verdict"], "FAIL");
@@ -360,7 +358,7 @@ fn every_command_works_from_a_subdirectory() {
 fn plan_flag_and_taskie_plan_choose_among_several_plans() {
     let p = Project::new()
         .plan("alpha")
-        .state(common::due("plan-review"))
+        .state(crate::support::due("plan-review"))
         .plan("beta");
     assert_eq!(p.taskie_json(&["status", "--json"])["plan"], "beta");
     assert_eq!(
@@ -413,7 +411,7 @@ fn the_command_forms_used_by_the_workflow_prompts_parse() {
     let p = Project::new()
         .plan("p")
         .tasks(&[(1, "pending")])
-        .state(common::due("plan-review"));
+        .state(crate::support::due("plan-review"));
     for args in [
         &["continue-plan"][..],
         &["continue-plan", "--plan", "p"],

@@ -1,8 +1,6 @@
 //! `taskie mark` (every row of SPEC §14 and its refusals) and `taskie advance`.
 
-mod common;
-
-use common::{Fake, Project};
+use crate::support::{Fake, Project};
 use serde_json::{Value, json};
 
 fn state(phase: &str, next: Value, iteration: Value) -> Value {
@@ -315,7 +313,7 @@ fn mark_needs_a_state_json_and_says_to_run_init() {
 fn mark_is_refused_while_a_review_holds_the_plan_lock() {
     let p = plan(state("plan-review", json!("create-tasks"), json!(3)));
     let before = p.state_bytes();
-    let _held = taskie::lock::try_lock(&p.root().join(".taskie/locks"), "p")
+    let _held = taskie::store::lock::try_lock(&p.root().join(".taskie/locks"), "p")
         .unwrap()
         .unwrap();
     let err = p
@@ -380,7 +378,7 @@ fn advance_is_refused_when_no_review_cycle_is_in_progress() {
 
 #[test]
 fn the_commands_of_a_real_hard_stop_resolve_it() {
-    let mut s = common::due("plan-review");
+    let mut s = crate::support::due("plan-review");
     s["max_reviews"] = json!(1);
     let p = Project::new().plan("p").state(s).reviewer(&Fake::fail());
     assert!(p.stop().is_block(), "review 1 fails");

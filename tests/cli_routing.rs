@@ -1,8 +1,6 @@
 //! `taskie continue-plan`: every row of SPEC §13, through the real binary.
 
-mod common;
-
-use common::Project;
+use crate::support::Project;
 use serde_json::{Value, json};
 
 fn route(p: &Project) -> Value {
@@ -120,7 +118,9 @@ fn a_due_review_after_any_other_phase_means_continue_task() {
         json!(2),
         "task 2 may be unfinished",
     );
-    let p = Project::new().plan("p").state(common::due("plan-review"));
+    let p = Project::new()
+        .plan("p")
+        .state(crate::support::due("plan-review"));
     assert_route(
         &route(&p),
         "continue-task",
@@ -131,7 +131,9 @@ fn a_due_review_after_any_other_phase_means_continue_task() {
 
 #[test]
 fn a_due_tasks_review_without_tasks_md_means_create_tasks() {
-    let p = Project::new().plan("p").state(common::due("tasks-review"));
+    let p = Project::new()
+        .plan("p")
+        .state(crate::support::due("tasks-review"));
     assert_route(
         &route(&p),
         "create-tasks",
@@ -205,7 +207,7 @@ fn complete_is_not_recorded_while_a_review_holds_the_lock() {
         .tasks(&[(1, "done")])
         .state(in_cycle("all-code-review", "complete", 2));
     let before = p.state_bytes();
-    let _held = taskie::lock::try_lock(&p.root().join(".taskie/locks"), "p")
+    let _held = taskie::store::lock::try_lock(&p.root().join(".taskie/locks"), "p")
         .unwrap()
         .unwrap();
     let err = p.run_taskie(&["continue-plan"]).fails_with(1).to_owned();
@@ -313,7 +315,7 @@ fn the_human_answer_names_the_action_the_task_and_why() {
 fn an_invalid_plan_is_an_error_that_points_to_validate() {
     let p = Project::new()
         .plan("p")
-        .state(common::due("plan-review"))
+        .state(crate::support::due("plan-review"))
         .file("notes.md", "x");
     let err = p.run_taskie(&["continue-plan"]).fails_with(1).to_owned();
     assert!(err.contains("Invalid filename: notes.md"), "{err}");

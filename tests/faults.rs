@@ -2,11 +2,8 @@
 //! moment, run concurrently, and given reviewers that hang, flood, crash or misbehave.
 //! docs/reliability.md lists what each test proves.
 
-mod common;
-mod harness;
-
-use common::{Project, due};
-use harness::*;
+use crate::support::processes::*;
+use crate::support::{Project, due};
 use proptest::prelude::*;
 use serde_json::json;
 use std::sync::OnceLock;
@@ -279,7 +276,12 @@ fn two_plans_in_one_project_are_reviewed_at_the_same_time() {
 
 /// A failed review (SPEC §5 step 16): allowed with the reason, the log and the retry
 /// wording; only `review_failures` changed; the log tells what happened. Returns the log.
-fn assert_reviewer_failed(p: &Project, run: &common::Run, reason: &str, attempt: u64) -> String {
+fn assert_reviewer_failed(
+    p: &Project,
+    run: &crate::support::Run,
+    reason: &str,
+    attempt: u64,
+) -> String {
     let msg = run.message();
     assert!(msg.contains(reason), "reason {reason:?} missing: {msg}");
     assert!(

@@ -1,8 +1,6 @@
 //! SPEC §5, step by step, against the real `taskie-hook` binary.
 
-mod common;
-
-use common::{Fake, Project, due};
+use crate::support::{Fake, Project, due};
 use serde_json::{Value, json};
 use std::time::{Duration, SystemTime};
 
@@ -49,7 +47,7 @@ fn empty_or_malformed_input_allows_with_a_message_naming_the_problem() {
         ("[1,2]", "not a JSON object"),
         ("\"s\"", "not a JSON object"),
     ] {
-        let run: common::Run = p.hook_command().write_stdin(input).output().unwrap().into();
+        let run: crate::support::Run = p.hook_command().write_stdin(input).output().unwrap().into();
         assert!(run.message().contains(says), "{input:?}: {}", run.stdout);
     }
     assert_eq!(p.reviewer_calls(), 0);
@@ -81,7 +79,7 @@ fn without_cwd_the_project_comes_from_claude_project_dir() {
     let p = Project::new().plan("p").state(due("plan-review"));
     let mut cmd = p.hook_command();
     cmd.env("CLAUDE_PROJECT_DIR", p.root()).current_dir("/");
-    let run: common::Run = cmd.write_stdin("{}").output().unwrap().into();
+    let run: crate::support::Run = cmd.write_stdin("{}").output().unwrap().into();
     assert!(run.is_block(), "{}", run.stdout);
     assert_eq!(p.reviewer_calls(), 1);
 }
@@ -91,7 +89,7 @@ fn without_cwd_or_variable_the_working_directory_is_the_project() {
     let p = Project::new().plan("p").state(due("plan-review"));
     let mut cmd = p.hook_command();
     cmd.current_dir(p.root());
-    let run: common::Run = cmd.write_stdin("{}").output().unwrap().into();
+    let run: crate::support::Run = cmd.write_stdin("{}").output().unwrap().into();
     assert!(run.is_block(), "{}", run.stdout);
 }
 

@@ -2,11 +2,8 @@
 //! `stop_hook_active` set the way Claude Code sets it (true exactly when the previous stop
 //! was blocked), and the number of blocks per review cycle stays within `max_reviews`.
 
-mod common;
-mod harness;
-
-use common::{Fake, Project};
-use harness::*;
+use crate::support::processes::*;
+use crate::support::{Fake, Project};
 use serde_json::{Value, json};
 use std::collections::BTreeMap;
 

@@ -9,22 +9,21 @@
 //! only to a state that parses and is valid. Interesting inputs are kept in tests/corpus/
 //! and replayed by `the_corpus_keeps_the_hook_protocol`.
 
-mod common;
-mod harness;
-
-use common::{Project, Run, due};
-use harness::*;
+use crate::support::processes::*;
+use crate::support::{Project, Run, due};
 use proptest::prelude::*;
 use proptest::test_runner::FileFailurePersistence;
 use serde_json::{Map, Number, Value, json};
 use std::path::Path;
-use taskie::decide::{self, Facts, Reviewed, Step};
-use taskie::event::Event;
-use taskie::phase::PHASES;
-use taskie::state::{State, StateError};
-use taskie::tasks::{self, TaskRow};
-use taskie::validate::{self, Listing};
-use taskie::verdict::{self, Reading, Verdict};
+use taskie::hook::decide::{self, Step};
+use taskie::hook::input::Event;
+use taskie::model::cycle::Reviewed;
+use taskie::model::facts::Facts;
+use taskie::model::phase::PHASES;
+use taskie::model::state::{State, StateError};
+use taskie::model::tasks::{self, TaskRow};
+use taskie::model::validate::{self, Listing};
+use taskie::model::verdict::{self, Reading, Verdict};
 
 /// Cases for the properties that start the hook binary once per case.
 const BINARY_CASES: u32 = 96;
@@ -629,7 +628,7 @@ proptest! {
                     prop_assert!(State::parse(s.to_json().as_bytes()).is_ok());
                 }
             }
-            Step::HardStop(h) => prop_assert!(!h.record.outcome.is_empty()),
+            Step::HardStop(_, record) => prop_assert!(!record.outcome.is_empty()),
             Step::Review(due) => {
                 prop_assert!(errors.is_empty());
                 let done_before = due.base.phase_iteration.unwrap_or(0);
@@ -685,7 +684,7 @@ fn blocks_per_cycle_never_exceed_max_reviews_in_a_pure_simulation() {
                 };
                 let (blocked, next, new_files) = match decide::decide(&f) {
                     Step::Done(o) => (o.answer.is_block(), o.write, vec![]),
-                    Step::HardStop(_) => (false, None, vec![]),
+                    Step::HardStop(..) => (false, None, vec![]),
                     Step::Review(due) => {
                         let o = decide::conclude(&f, &due, &verdicts[stop]);
                         let mut new = vec![];

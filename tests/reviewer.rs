@@ -1,9 +1,7 @@
 //! SPEC §8 (the reviewer), §9 (verdicts) and §5 step 16 (reviewer failures), against
 //! the real `taskie-hook` and a fake reviewer.
 
-mod common;
-
-use common::{Fake, Project, Shape, due};
+use crate::support::{Fake, Project, Shape, due};
 use serde_json::json;
 use std::time::{Duration, Instant};
 
@@ -52,7 +50,9 @@ fn the_prompt_is_self_contained() {
     p.stop();
     let prompt = p.reviewer_args().pop().unwrap();
     assert!(
-        prompt.contains(taskie::prompt::action_text(taskie::phase::Review::Code).trim()),
+        prompt.contains(
+            taskie::reviewer::prompt::action_text(taskie::model::phase::Review::Code).trim()
+        ),
         "embeds the action"
     );
     for needle in [
@@ -422,7 +422,7 @@ fn taskie_hook_subcommand_is_the_same_hook() {
         .write_stdin(json!({"cwd": p.root()}).to_string())
         .output()
         .unwrap();
-    let run: common::Run = out.into();
+    let run: crate::support::Run = out.into();
     assert!(run.reason().contains("plan-review #1"));
 }
 

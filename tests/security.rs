@@ -2,11 +2,8 @@
 //! tasks.md or file names reaches a shell or a path outside `.taskie/`, and symbolic links
 //! that lead out of the project are never written through.
 
-mod common;
-mod harness;
-
-use common::{Fake, Project, due};
-use harness::*;
+use crate::support::processes::*;
+use crate::support::{Fake, Project, due};
 use serde_json::json;
 use std::os::unix::fs::symlink;
 use std::path::PathBuf;
@@ -52,7 +49,7 @@ fn a_plan_id_that_is_a_path_is_refused_and_nothing_is_written() {
             .write_stdin(json!({"cwd": p.root(), "stop_hook_active": false}).to_string())
             .output()
             .unwrap();
-        let msg = common::Run::from(run).message();
+        let msg = crate::support::Run::from(run).message();
         assert!(msg.contains("is not valid"), "{id:?}: {msg}");
         let run = p
             .hook_command()
@@ -60,7 +57,11 @@ fn a_plan_id_that_is_a_path_is_refused_and_nothing_is_written() {
             .write_stdin(json!({"cwd": p.root()}).to_string())
             .output()
             .unwrap();
-        assert!(common::Run::from(run).message().contains("is not valid"));
+        assert!(
+            crate::support::Run::from(run)
+                .message()
+                .contains("is not valid")
+        );
     }
     assert_eq!(p.snapshot(), before, "nothing was written anywhere");
     assert_eq!(p.reviewer_calls(), 0);
@@ -240,7 +241,11 @@ fn a_symlinked_plan_directory_is_never_used() {
         .write_stdin(json!({"cwd": p.root()}).to_string())
         .output()
         .unwrap();
-    assert!(common::Run::from(run).message().contains("does not exist"));
+    assert!(
+        crate::support::Run::from(run)
+            .message()
+            .contains("does not exist")
+    );
     assert_eq!(tree(&elsewhere), before);
     assert_eq!(p.reviewer_calls(), 0);
 }

@@ -2,9 +2,7 @@
 //! the plugin manifests and the demo, checked against the real binaries so the
 //! prompts cannot drift from the code.
 
-mod common;
-
-use common::{Fake, Project, due};
+use crate::support::{Fake, Project, due};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -358,7 +356,7 @@ impl PluginCopy {
     fn new() -> PluginCopy {
         let tmp = tempfile::tempdir().unwrap();
         let root = tmp.path().join("taskie plugin");
-        common::copy_tree(&repo().join("hooks"), &root.join("hooks"));
+        crate::support::copy_tree(&repo().join("hooks"), &root.join("hooks"));
         let bin = tmp.path().join("bin");
         std::fs::create_dir_all(&bin).unwrap();
         PluginCopy {
@@ -371,7 +369,7 @@ impl PluginCopy {
     /// Runs the hooks.json command line the way Claude Code does: through a shell,
     /// with CLAUDE_PLUGIN_ROOT set, and PATH limited to the system directories plus
     /// this copy's own bin dir.
-    fn run(&self, stdin: &str, env: &[(&str, &str)]) -> common::Run {
+    fn run(&self, stdin: &str, env: &[(&str, &str)]) -> crate::support::Run {
         for dir in ["/usr/bin", "/bin"] {
             assert!(
                 !Path::new(dir).join("taskie-hook").exists(),
@@ -531,7 +529,10 @@ fn each_reviewer_prompt_embeds_its_action_then_names_the_review_file_and_the_ver
             "{r}: frontmatter leaked"
         );
         assert_eq!(
-            taskie::prompt::action_text(taskie::phase::Review::from_name(r).unwrap()).trim(),
+            taskie::reviewer::prompt::action_text(
+                taskie::model::phase::Review::from_name(r).unwrap()
+            )
+            .trim(),
             body.trim(),
             "{r}: the binary embeds the current file"
         );

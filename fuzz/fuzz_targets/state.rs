@@ -3,7 +3,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use taskie::state::State;
+use taskie::model::state::State;
 
 fuzz_target!(|data: &[u8]| {
     let Ok(state) = State::parse(data) else {

@@ -2,8 +2,8 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use taskie::tasks;
-use taskie::validate::{self, Listing};
+use taskie::model::tasks;
+use taskie::model::validate::{self, Listing};
 
 fuzz_target!(|data: &[u8]| {
     let text = String::from_utf8_lossy(data);

@@ -4,7 +4,7 @@
 
 use libfuzzer_sys::fuzz_target;
 use serde_json::Value;
-use taskie::verdict::{self, Verdict};
+use taskie::model::verdict::{self, Verdict};
 
 fuzz_target!(|data: &[u8]| {
     let (stdout, review) = match data.iter().position(|&b| b == 0) {

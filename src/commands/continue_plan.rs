@@ -1,0 +1,783 @@
+//! `taskie continue-plan` (SPEC §13): the one next step for the agent. [`route`] is the
+//! routing table as a pure function of what is on disk; [`run`] does the I/O around it.
+
+use crate::commands::Invocation;
+use crate::error::Error;
+use crate::model::cycle::{self, StopReason};
+use crate::model::facts::Facts;
+use crate::model::phase::{self, Review};
+use crate::model::plan_file;
+use crate::model::state::State;
+use crate::model::tasks::TaskRow;
+use crate::paint::{WIDTH, wrap};
+use serde_json::{Value, json};
+use std::io::Write;
+
+/// What the agent should do.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Next {
+    /// Perform `/taskie:<action>`.
+    Action(&'static str),
+    /// End the turn now: the hook takes it from here.
+    Stop,
+    /// The plan is complete.
+    Complete,
+    /// A decision the agent must not take alone.
+    AskHuman,
+}
+
+impl Next {
+    /// The `action` of the JSON answer.
+    pub fn action(self) -> &'static str {
+        match self {
+            Next::Action(a) => a,
+            Next::Stop => "stop",
+            Next::Complete => "complete",
+            Next::AskHuman => "ask-human",
+        }
+    }
+
+    pub fn command(self) -> Option<String> {
+        match self {
+            Next::Action(a) => Some(format!("/taskie:{a}")),
+            _ => None,
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Route {
+    pub next: Next,
+    /// The task the step is about, as tasks.md or state.json names it.
+    pub task: Option<String>,
+    pub reason: String,
+    /// A state to record before answering (atomically, under the plan lock).
+    pub write: Option<State>,
+}
+
+fn go(action: &'static str, task: Option<String>, reason: String) -> Route {
+    Route {
+        next: Next::Action(action),
+        task,
+        reason,
+        write: None,
+    }
+}
+
+fn answer(next: Next, task: Option<String>, reason: String) -> Route {
+    Route {
+        next,
+        task,
+        reason,
+        write: None,
+    }
+}
+
+/// Phases after which unfinished implementation work may be pending.
+const IMPLEMENTATION: [&str; 5] = [
+    "next-task",
+    "next-task-tdd",
+    "complete-task",
+    "complete-task-tdd",
+    "continue-task",
+];
+
+/// The answer when there is no plan at all.
+pub fn no_plan() -> Route {
+    go(
+        "new-plan",
+        None,
+        "there is no plan in .taskie/plans yet: write one".into(),
+    )
+}
+
+/// SPEC §13, first match wins. Without plan.md nothing else matters, so that comes first
+/// (and an otherwise missing plan.md would only be reported as a structure error).
+pub fn route(f: &Facts) -> Result<Route, Error> {
+    if !f.has_file("plan.md") {
+        return Ok(go(
+            "new-plan",
+            None,
+            format!("{} does not exist yet: write the plan", f.rel("plan.md")),
+        ));
+    }
+    if !f.errors.is_empty() {
+        return Err(Error::Invalid {
+            plan: f.plan.into(),
+            errors: f.errors.to_vec(),
+            listed: false,
+        });
+    }
+    match f.state {
+        Err(error) => Err(Error::State {
+            plan: f.plan.into(),
+            error: error.clone(),
+        }),
+        Ok(None) => Ok(without_state(f)),
+        Ok(Some(s)) => Ok(with_state(f, s)),
+    }
+}
+
+fn without_state(f: &Facts) -> Route {
+    if !f.has_file("tasks.md") {
+        return go(
+            "create-tasks",
+            None,
+            format!(
+                "plan '{}' has no tasks.md yet: split the plan into tasks",
+                f.plan
+            ),
+        );
+    }
+    match first_unfinished(f.tasks, None) {
+        Some(t) => go(
+            "complete-task",
+            Some(t.id.clone()),
+            format!(
+                "task {} is the first unfinished task in tasks.md (status \"{}\"); this plan has no state.json, \
+                 so no review cycle runs",
+                t.id, t.status
+            ),
+        ),
+        None => answer(
+            Next::Complete,
+            None,
+            format!(
+                "every task in tasks.md is finished, so the plan is done; to put plans like it through \
+                 Taskie's reviewed workflow, adopt them with `taskie init {}`",
+                f.plan
+            ),
+        ),
+    }
+}
+
+fn with_state(f: &Facts, s: &State) -> Route {
+    let next = s.next_phase.as_deref();
+    if let Some(r) = next.and_then(Review::from_post_name) {
+        return post_review(f, s, r);
+    }
+    if let Some(r) = next.and_then(Review::from_name) {
+        return review_due(f, s, r);
+    }
+    match next {
+        Some("create-tasks") => go(
+            "create-tasks",
+            None,
+            "the plan review passed: split the plan into tasks.md and task files".into(),
+        ),
+        Some(a @ ("complete-task" | "complete-task-tdd" | "next-task" | "next-task-tdd")) => {
+            implement(f, s, known(a))
+        }
+        Some("complete") => {
+            let mut done = s.clone();
+            done.phase = "complete".into();
+            done.next_phase = None;
+            Route {
+                next: Next::Complete,
+                task: None,
+                reason: "the whole implementation passed its review: the plan is complete \
+                         (recorded phase complete in state.json)"
+                    .into(),
+                write: Some(done),
+            }
+        }
+        Some(name) if phase::is_known(name) => {
+            let task = (name == "continue-task")
+                .then(|| s.current_task.map(|t| t.to_string()))
+                .flatten();
+            go(
+                known(name),
+                task,
+                format!("state.json schedules {name} next"),
+            )
+        }
+        Some(name) => answer(
+            Next::AskHuman,
+            None,
+            format!(
+                "next_phase \"{name}\" in state.json is not a phase, so nothing is scheduled; ask the human, who \
+                 can fix it with `taskie state set --plan {} next_phase=<phase>` (phases: {})",
+                f.plan,
+                phase::PHASES.join(", ")
+            ),
+        ),
+        None if IMPLEMENTATION.contains(&s.phase.as_str()) => {
+            let task = s.current_task.map(|t| t.to_string());
+            let which = task
+                .as_ref()
+                .map(|t| format!(" (task {t})"))
+                .unwrap_or_default();
+            go(
+                "continue-task",
+                task,
+                format!(
+                    "the last phase was {} and nothing is scheduled after it: finish the current work{which}",
+                    s.phase
+                ),
+            )
+        }
+        None if s.phase == "complete" => answer(
+            Next::Complete,
+            None,
+            "the plan is complete; nothing is left to do".into(),
+        ),
+        None => answer(
+            Next::AskHuman,
+            None,
+            format!(
+                "the last phase was \"{}\" and nothing is scheduled after it (next_phase is null); ask the human \
+                 what to do next, for example /taskie:next-task, /taskie:add-task or a review",
+                s.phase
+            ),
+        ),
+    }
+}
+
+/// `next_phase` is `post-R`: the agent owes the post-review of review N.
+fn post_review(f: &Facts, s: &State, r: Review) -> Route {
+    let n = s.phase_iteration.unwrap_or(0);
+    let task = s.current_task.filter(|_| r == Review::Code);
+    let task_text = task.map(|t| t.to_string());
+    if s.phase != r.name() || n == 0 {
+        return answer(
+            Next::AskHuman,
+            task_text,
+            format!(
+                "state.json schedules {} but its phase is \"{}\" and phase_iteration {}, so no review is waiting \
+                 for it; ask the human, who can have the hook run the review again with \
+                 `taskie state set --plan {} next_phase={r}`",
+                r.post_name(),
+                s.phase,
+                show(s.phase_iteration),
+                f.plan
+            ),
+        );
+    }
+    let (Some(review), Some(post)) = (
+        plan_file::review_file(r, n, task),
+        plan_file::post_file(r, n, task),
+    ) else {
+        return no_current_task(f, r);
+    };
+    if !f.has_file(&review) {
+        // Rewind to just before review N so the hook runs it again: the streak and the
+        // model go back to what they were (an unknown earlier streak counts as 0, the safe side).
+        let mut back = s.clone();
+        back.phase = r.post_name().into();
+        back.next_phase = Some(r.name().into());
+        back.phase_iteration = Some(n - 1);
+        back.consecutive_clean = s.consecutive_clean.saturating_sub(1);
+        back.review_model = phase::toggle_model(&s.review_model).into();
+        return Route {
+            next: Next::Stop,
+            task: task_text,
+            reason: format!(
+                "{r} #{n} is owed a post-review but {} is missing, so there is nothing to address; state.json \
+                 was set back to before that review: stop now and the hook runs {r} #{n} again",
+                f.rel(&review)
+            ),
+            write: Some(back),
+        };
+    }
+    if f.has_file(&post) {
+        let why = format!("the post-review {} is written", f.rel(&post));
+        return next_review(f, s, r, n, why);
+    }
+    go(
+        r.post_name(),
+        task_text,
+        format!(
+            "{r} #{n} asked for changes: read {}, address every finding, write {}, then stop so review #{} runs",
+            f.rel(&review),
+            f.rel(&post),
+            n.saturating_add(1)
+        ),
+    )
+}
+
+/// `next_phase` is review R.
+fn review_due(f: &Facts, s: &State, r: Review) -> Route {
+    let k = s.phase_iteration.unwrap_or(0);
+    let task = s.current_task.filter(|_| r == Review::Code);
+    if s.phase == r.post_name() {
+        return next_review(f, s, r, k, format!("post-review #{k} of {r} is recorded"));
+    }
+    if let Some(stop) = hard_stop(f, s, r) {
+        return answer(Next::AskHuman, task.map(|t| t.to_string()), stop);
+    }
+    if r == Review::Tasks && !f.has_file("tasks.md") {
+        return go(
+            "create-tasks",
+            None,
+            format!(
+                "{r} is due but {} does not exist yet: write the tasks",
+                f.rel("tasks.md")
+            ),
+        );
+    }
+    let work = match (r, task) {
+        (Review::Plan, _) => "plan.md".to_string(),
+        (Review::Tasks, _) => "tasks.md and the task files".to_string(),
+        (Review::Code, Some(t)) => format!("task {t}"),
+        (Review::Code, None) => return no_current_task(f, r),
+        (Review::AllCode, _) => "the implementation".to_string(),
+    };
+    go(
+        "continue-task",
+        task.map(|t| t.to_string()),
+        format!(
+            "{r} #{} is due and the last phase was \"{}\", so {work} may be unfinished: finish it, then stop so \
+             the hook runs the review (if it is already finished, just stop)",
+            k.saturating_add(1),
+            s.phase
+        ),
+    )
+}
+
+/// The post-review of review `k` is done: stopping runs review k+1, unless the cycle is
+/// hard-stopped.
+fn next_review(f: &Facts, s: &State, r: Review, k: u64, why: String) -> Route {
+    let task = s
+        .current_task
+        .filter(|_| r == Review::Code)
+        .map(|t| t.to_string());
+    match hard_stop(f, s, r) {
+        Some(stop) => answer(Next::AskHuman, task, format!("{why}, but {stop}")),
+        None => answer(
+            Next::Stop,
+            task,
+            format!(
+                "{why}: stop now; the hook runs {r} #{} when you end your turn",
+                k.saturating_add(1)
+            ),
+        ),
+    }
+}
+
+/// Whether the hook would hard-stop review k+1 of `r` (SPEC §5 step 14), in words
+/// with the commands that resolve it.
+fn hard_stop(f: &Facts, s: &State, r: Review) -> Option<String> {
+    let reason = cycle::hard_stop(s)?;
+    let p = f.plan;
+    let target = cycle::advance_target(r, s, f.tasks);
+    let advance = format!("`taskie advance --plan {p}` accepts the work and moves on to {target}");
+    match reason {
+        StopReason::ReviewerFailuresExhausted => Some(format!(
+            "the {r} reviewer failed {} times in a row, so reviews are hard-stopped; ask the human: after fixing \
+             the reviewer, `taskie state set --plan {p} review_failures=0` retries it, or {advance} \
+             (details: `taskie status --plan {p}`)",
+            s.review_failures
+        )),
+        StopReason::MaxReviewsReached => Some(format!(
+            "{r} reached its limit of {} per cycle (max_reviews), so it is hard-stopped; ask the human: \
+             `taskie state set --plan {p} max_reviews={}` allows more reviews, or {advance} \
+             (details: `taskie status --plan {p}`)",
+            if s.max_reviews == 1 {
+                "1 review".to_string()
+            } else {
+                format!("{} reviews", s.max_reviews)
+            },
+            s.max_reviews.saturating_add(4)
+        )),
+    }
+}
+
+fn no_current_task(f: &Facts, r: Review) -> Route {
+    answer(
+        Next::AskHuman,
+        None,
+        format!(
+            "a {r} cycle is running but state.json has no current_task; ask the human, who can set it with \
+             `taskie state set --plan {} current_task=<N>`",
+            f.plan
+        ),
+    )
+}
+
+/// `next_phase` names an implementation action: it is about the first unfinished task.
+fn implement(f: &Facts, s: &State, action: &'static str) -> Route {
+    // Right after the code review of the current task passed, that task is done even if
+    // tasks.md was not updated yet; SPEC §6 skips it the same way.
+    let skip = s.current_task.filter(|_| s.phase == Review::Code.name());
+    match first_unfinished(f.tasks, skip) {
+        Some(t) => go(
+            action,
+            Some(t.id.clone()),
+            format!(
+                "state.json schedules {action} and task {} is the first unfinished task in tasks.md (status \"{}\")",
+                t.id, t.status
+            ),
+        ),
+        None => answer(
+            Next::AskHuman,
+            None,
+            format!(
+                "state.json schedules {action} but every task in tasks.md is finished; ask the human whether to add \
+                 a task (/taskie:add-task) or to review the whole implementation \
+                 (`taskie state set --plan {} next_phase=all-code-review`)",
+                f.plan
+            ),
+        ),
+    }
+}
+
+fn first_unfinished(tasks: &[TaskRow], skip: Option<u64>) -> Option<&TaskRow> {
+    tasks
+        .iter()
+        .find(|t| !t.is_finished() && (skip.is_none() || t.number() != skip))
+}
+
+/// The `'static` phase name equal to `name`, which the caller knows is a phase.
+fn known(name: &str) -> &'static str {
+    phase::PHASES
+        .iter()
+        .find(|p| **p == name)
+        .copied()
+        .unwrap_or("continue-task")
+}
+
+fn show(v: Option<u64>) -> String {
+    v.map(|n| n.to_string()).unwrap_or_else(|| "null".into())
+}
+
+/// A task id as JSON: a number when it is one.
+pub fn task_json(task: Option<&str>) -> Value {
+    match task {
+        None => Value::Null,
+        Some(t) => t
+            .parse::<u64>()
+            .map(Value::from)
+            .unwrap_or_else(|_| t.into()),
+    }
+}
+
+pub fn to_json(plan: Option<&str>, r: &Route) -> Value {
+    json!({
+        "plan": plan,
+        "action": r.next.action(),
+        "command": r.next.command(),
+        "task": task_json(r.task.as_deref()),
+        "reason": r.reason,
+    })
+}
+
+pub fn human(plan: Option<&str>, r: &Route) -> String {
+    let task = r
+        .task
+        .as_ref()
+        .map(|t| format!(" (task {t})"))
+        .unwrap_or_default();
+    let next = match r.next {
+        Next::Action(a) => format!("/taskie:{a}{task}"),
+        Next::Stop => format!("stop now: end your turn{task}"),
+        Next::Complete => "nothing: the plan is complete".into(),
+        Next::AskHuman => format!("ask the human{task}"),
+    };
+    let mut out = String::new();
+    if let Some(p) = plan {
+        out.push_str(&format!("plan  {p}\n"));
+    }
+    out.push_str(&format!("next  {}\n", wrap(&next, 6, WIDTH)));
+    out.push_str(&format!("why   {}\n", wrap(&r.reason, 6, WIDTH)));
+    out
+}
+
+/// `taskie continue-plan [--plan ID] [--json]`.
+pub fn run(
+    inv: &Invocation,
+    plan: Option<&str>,
+    json: bool,
+    out: &mut dyn Write,
+) -> Result<(), Error> {
+    let target = match inv.target(plan) {
+        Ok(t) => t,
+        Err(Error::NoProject(_) | Error::NoPlan(_)) => return print(out, None, &no_plan(), json),
+        Err(e) => return Err(e),
+    };
+    let mut chosen = route(&target.gather()?.facts())?;
+    if chosen.write.is_some() {
+        // Decide again under the lock, so a hook run in between is never overwritten.
+        let held = target.lock()?;
+        chosen = route(&target.gather()?.facts())?;
+        if let Some(s) = &chosen.write {
+            target.write_state(&held, s)?;
+        }
+    }
+    print(out, Some(&target.plan), &chosen, json)
+}
+
+fn print(out: &mut dyn Write, plan: Option<&str>, r: &Route, json: bool) -> Result<(), Error> {
+    if json {
+        writeln!(out, "{:#}", to_json(plan, r))?;
+    } else {
+        write!(out, "{}", human(plan, r))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::state::StateError;
+
+    struct Plan {
+        files: Vec<String>,
+        tasks: Vec<TaskRow>,
+        errors: Vec<String>,
+        state: Result<Option<State>, StateError>,
+    }
+
+    impl Plan {
+        fn new(files: &[&str]) -> Plan {
+            Plan {
+                files: files.iter().map(|f| f.to_string()).collect(),
+                tasks: Vec::new(),
+                errors: Vec::new(),
+                state: Ok(None),
+            }
+        }
+
+        fn tasks(mut self, rows: &[(&str, &str)]) -> Plan {
+            self.tasks = rows
+                .iter()
+                .map(|(id, status)| TaskRow {
+                    id: id.to_string(),
+                    status: status.to_string(),
+                })
+                .collect();
+            self
+        }
+
+        fn state(mut self, json: &str) -> Plan {
+            self.state = Ok(Some(State::parse(json.as_bytes()).unwrap()));
+            self
+        }
+
+        fn route(&self) -> Result<Route, Error> {
+            route(&Facts {
+                plan: "p",
+                stop_hook_active: false,
+                errors: &self.errors,
+                state: &self.state,
+                files: &self.files,
+                tasks: &self.tasks,
+            })
+        }
+
+        fn ok(&self) -> Route {
+            self.route().unwrap()
+        }
+    }
+
+    const BASE: &[&str] = &["plan.md", "tasks.md", "task-1.md", "task-2.md"];
+
+    #[test]
+    fn a_missing_plan_md_routes_to_new_plan_before_anything_else() {
+        let r = Plan::new(&[]).state(r#"{"next_phase":"code-review"}"#).ok();
+        assert_eq!(r.next, Next::Action("new-plan"));
+    }
+
+    #[test]
+    fn structure_and_state_errors_are_errors_not_routes() {
+        let mut p = Plan::new(&["plan.md"]);
+        p.errors = vec!["Invalid filename: x.md".into()];
+        assert!(matches!(p.route(), Err(Error::Invalid { .. })));
+        let mut p = Plan::new(&["plan.md"]);
+        p.state = Err(StateError::NotObject);
+        assert!(matches!(p.route(), Err(Error::State { .. })));
+    }
+
+    #[test]
+    fn without_state_the_files_decide() {
+        assert_eq!(
+            Plan::new(&["plan.md"]).ok().next,
+            Next::Action("create-tasks")
+        );
+        let r = Plan::new(BASE)
+            .tasks(&[("1", "done"), ("2", "pending")])
+            .ok();
+        assert_eq!(
+            (r.next, r.task.as_deref()),
+            (Next::Action("complete-task"), Some("2"))
+        );
+        let r = Plan::new(BASE)
+            .tasks(&[("1", "done"), ("2", "skipped")])
+            .ok();
+        assert_eq!(r.next, Next::Complete);
+        assert!(r.reason.contains("taskie init p"), "{}", r.reason);
+    }
+
+    #[test]
+    fn an_owed_post_review_is_the_next_action() {
+        let r = Plan::new(&["plan.md", "plan-review-2.md"])
+            .state(r#"{"phase":"plan-review","next_phase":"post-plan-review","phase_iteration":2}"#)
+            .ok();
+        assert_eq!(r.next, Next::Action("post-plan-review"));
+        assert!(r.reason.contains("plan-post-review-2.md"), "{}", r.reason);
+        assert_eq!(r.write, None);
+    }
+
+    #[test]
+    fn a_written_post_review_means_stop() {
+        let r = Plan::new(&["plan.md", "plan-review-2.md", "plan-post-review-2.md"])
+            .state(r#"{"phase":"plan-review","next_phase":"post-plan-review","phase_iteration":2}"#)
+            .ok();
+        assert_eq!(r.next, Next::Stop);
+        assert!(r.reason.contains("plan-review #3"), "{}", r.reason);
+    }
+
+    #[test]
+    fn a_missing_review_file_rewinds_the_cycle_so_the_hook_runs_it_again() {
+        let r = Plan::new(&["plan.md"])
+            .state(
+                r#"{"phase":"plan-review","next_phase":"post-plan-review","phase_iteration":2,
+                   "consecutive_clean":1,"review_model":"opus"}"#,
+            )
+            .ok();
+        assert_eq!(r.next, Next::Stop);
+        let back = r.write.unwrap();
+        assert_eq!(back.next_phase.as_deref(), Some("plan-review"));
+        assert_eq!(back.phase, "post-plan-review");
+        assert_eq!(back.phase_iteration, Some(1));
+        assert_eq!(back.consecutive_clean, 0);
+        assert_eq!(back.review_model, "sonnet");
+    }
+
+    #[test]
+    fn a_post_review_without_a_review_iteration_asks_the_human() {
+        let r = Plan::new(&["plan.md"])
+            .state(r#"{"phase":"new-plan","next_phase":"post-plan-review","phase_iteration":0}"#)
+            .ok();
+        assert_eq!(r.next, Next::AskHuman);
+    }
+
+    #[test]
+    fn a_recorded_post_review_means_stop_for_the_next_review() {
+        let r = Plan::new(BASE)
+            .state(
+                r#"{"phase":"post-tasks-review","next_phase":"tasks-review","phase_iteration":1}"#,
+            )
+            .ok();
+        assert_eq!(r.next, Next::Stop);
+        assert!(r.reason.contains("tasks-review #2"), "{}", r.reason);
+    }
+
+    #[test]
+    fn a_due_review_after_another_phase_means_continue_task() {
+        let r = Plan::new(BASE)
+            .state(r#"{"phase":"complete-task","next_phase":"code-review","phase_iteration":0,"current_task":2}"#)
+            .ok();
+        assert_eq!(
+            (r.next, r.task.as_deref()),
+            (Next::Action("continue-task"), Some("2"))
+        );
+    }
+
+    #[test]
+    fn a_due_tasks_review_without_tasks_md_means_create_tasks() {
+        let r = Plan::new(&["plan.md"])
+            .state(r#"{"phase":"create-tasks","next_phase":"tasks-review","phase_iteration":0}"#)
+            .ok();
+        assert_eq!(r.next, Next::Action("create-tasks"));
+    }
+
+    #[test]
+    fn an_exhausted_cycle_asks_the_human_with_the_commands() {
+        let r = Plan::new(&["plan.md", "plan-review-2.md", "plan-post-review-2.md"])
+            .state(r#"{"phase":"post-plan-review","next_phase":"plan-review","phase_iteration":2,"max_reviews":2}"#)
+            .ok();
+        assert_eq!(r.next, Next::AskHuman);
+        assert!(r.reason.contains("max_reviews=6"), "{}", r.reason);
+        assert!(r.reason.contains("taskie advance --plan p"), "{}", r.reason);
+        let r = Plan::new(&["plan.md"])
+            .state(r#"{"phase":"post-plan-review","next_phase":"plan-review","phase_iteration":1,"review_failures":3}"#)
+            .ok();
+        assert!(r.reason.contains("review_failures=0"), "{}", r.reason);
+    }
+
+    #[test]
+    fn scheduled_implementation_names_the_first_unfinished_task() {
+        let r = Plan::new(BASE)
+            .tasks(&[("1", "done"), ("2", "pending")])
+            .state(
+                r#"{"phase":"tasks-review","next_phase":"complete-task-tdd","phase_iteration":2}"#,
+            )
+            .ok();
+        assert_eq!(
+            (r.next, r.task.as_deref()),
+            (Next::Action("complete-task-tdd"), Some("2"))
+        );
+        let r = Plan::new(BASE)
+            .tasks(&[("1", "in progress"), ("2", "pending")])
+            .state(r#"{"phase":"code-review","next_phase":"complete-task","phase_iteration":2,"current_task":1}"#)
+            .ok();
+        assert_eq!(
+            r.task.as_deref(),
+            Some("2"),
+            "the task whose review just passed is skipped"
+        );
+        let r = Plan::new(BASE)
+            .tasks(&[("1", "done"), ("2", "done")])
+            .state(r#"{"phase":"tasks-review","next_phase":"complete-task"}"#)
+            .ok();
+        assert_eq!(r.next, Next::AskHuman);
+    }
+
+    #[test]
+    fn create_tasks_is_routed() {
+        let r = Plan::new(&["plan.md"])
+            .state(r#"{"phase":"plan-review","next_phase":"create-tasks"}"#)
+            .ok();
+        assert_eq!(r.next, Next::Action("create-tasks"));
+    }
+
+    #[test]
+    fn complete_is_recorded() {
+        let r = Plan::new(BASE)
+            .state(r#"{"phase":"all-code-review","next_phase":"complete","phase_iteration":3}"#)
+            .ok();
+        assert_eq!(r.next, Next::Complete);
+        let done = r.write.unwrap();
+        assert_eq!((done.phase.as_str(), done.next_phase), ("complete", None));
+    }
+
+    #[test]
+    fn nothing_scheduled_depends_on_the_last_phase() {
+        let p = |phase: &str| {
+            Plan::new(BASE)
+                .state(&format!(
+                    r#"{{"phase":"{phase}","next_phase":null,"current_task":1}}"#
+                ))
+                .ok()
+        };
+        assert_eq!(p("next-task").next, Next::Action("continue-task"));
+        assert_eq!(p("next-task").task.as_deref(), Some("1"));
+        assert_eq!(p("complete").next, Next::Complete);
+        assert_eq!(p("complete").write, None);
+        assert_eq!(p("code-review").next, Next::AskHuman);
+    }
+
+    #[test]
+    fn an_unknown_next_phase_asks_the_human() {
+        let r = Plan::new(&["plan.md"])
+            .state(r#"{"next_phase":"bogus"}"#)
+            .ok();
+        assert_eq!(r.next, Next::AskHuman);
+        assert!(r.reason.contains("next_phase=<phase>"));
+    }
+
+    #[test]
+    fn json_has_the_five_fields() {
+        let r = go("complete-task", Some("3".into()), "why".into());
+        let v = to_json(Some("p"), &r);
+        assert_eq!(
+            v,
+            json!({"plan":"p","action":"complete-task","command":"/taskie:complete-task","task":3,"reason":"why"})
+        );
+        let v = to_json(None, &answer(Next::Stop, Some("T1".into()), "x".into()));
+        assert_eq!(
+            (v["command"].clone(), v["task"].clone()),
+            (Value::Null, json!("T1"))
+        );
+    }
+}

@@ -1,0 +1,82 @@
+//! `taskie init <plan-id>` (SPEC §12): the state.json that starts a plan's reviewed
+//! workflow, for a plan whose plan.md is written.
+
+use crate::commands::{Invocation, Target};
+use crate::error::Error;
+use crate::model::state::State;
+use std::io::Write;
+
+/// The state of a plan whose plan.md is written and whose plan review is due.
+pub fn initial(max_reviews: u64, tdd: bool) -> State {
+    let mut s = State::default();
+    s.max_reviews = max_reviews;
+    s.tdd = tdd;
+    s.phase = "new-plan".into();
+    s.next_phase = Some("plan-review".into());
+    s.current_task = None;
+    crate::model::cycle::reset(&mut s);
+    s
+}
+
+/// `taskie init <plan-id> [--max-reviews N] [--tdd] [--force]`.
+pub fn run(
+    inv: &Invocation,
+    plan: &str,
+    max_reviews: u64,
+    tdd: bool,
+    force: bool,
+    out: &mut dyn Write,
+) -> Result<(), Error> {
+    let target = Target {
+        project: inv.project()?,
+        plan: plan.into(),
+    };
+    if !target.dir().join("plan.md").is_file() {
+        return Err(Error::Refused(format!(
+            "{} does not exist; write the plan first (/taskie:new-plan), then run `taskie init {plan}`",
+            target.rel("plan.md")
+        )));
+    }
+    let held = target.lock()?;
+    // symlink_metadata: even a dangling link is something --force must be asked to replace.
+    if !force && std::fs::symlink_metadata(target.state_path()).is_ok() {
+        let now = match target.state() {
+            Ok(Some(s)) => s.describe(),
+            Ok(None) => "unreadable".into(),
+            Err(e) => e.to_string(),
+        };
+        return Err(Error::Refused(format!(
+            "{} already exists ({now}); nothing was changed. `taskie init {plan} --force` starts the plan's state over",
+            target.rel("state.json")
+        )));
+    }
+    let state = initial(max_reviews, tdd);
+    target.write_state(&held, &state)?;
+    let next = if max_reviews == 0 {
+        "Reviews are disabled (max_reviews 0): the hook moves past each review without running it."
+    } else {
+        "Stop now: the hook runs plan-review #1 when you end your turn."
+    };
+    writeln!(
+        out,
+        "Initialised {}: phase new-plan, next_phase plan-review, max_reviews {max_reviews}, tdd {tdd}. {next}",
+        target.rel("state.json")
+    )?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::{Value, json};
+
+    #[test]
+    fn the_initial_state_is_the_one_the_spec_lists_with_the_established_fields_only() {
+        let v: Value = serde_json::from_str(&initial(5, true).to_json()).unwrap();
+        assert_eq!(
+            v,
+            json!({"max_reviews":5,"current_task":null,"phase":"new-plan","next_phase":"plan-review",
+                   "phase_iteration":0,"review_model":"opus","consecutive_clean":0,"tdd":true})
+        );
+    }
+}

@@ -1,0 +1,614 @@
+//! `taskie mark <phase>` (SPEC §14): the agent records that it finished a phase.
+//! [`transition`] is the table as a pure function; it refuses what does not fit the
+//! current state, saying why, what the state is, and which marks would fit.
+
+use crate::commands::Invocation;
+use crate::error::Error;
+use crate::model::cycle;
+use crate::model::facts::Facts;
+use crate::model::phase::Review;
+use crate::model::plan_file;
+use crate::model::state::State;
+use std::io::Write;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mark {
+    CreateTasks,
+    CompleteTask {
+        tdd: bool,
+    },
+    NextTask {
+        tdd: bool,
+    },
+    ContinueTask,
+    /// `post-R`: the post-review of the current review is written.
+    Post(Review),
+    /// `R`: a standalone review done by hand, outside automation.
+    Review(Review),
+    AddTask,
+    Complete,
+}
+
+impl Mark {
+    /// Every mark. `new-plan` is not one: `taskie init` records it.
+    pub const ALL: [Mark; 16] = [
+        Mark::CreateTasks,
+        Mark::CompleteTask { tdd: false },
+        Mark::CompleteTask { tdd: true },
+        Mark::NextTask { tdd: false },
+        Mark::NextTask { tdd: true },
+        Mark::ContinueTask,
+        Mark::Post(Review::Plan),
+        Mark::Post(Review::Tasks),
+        Mark::Post(Review::Code),
+        Mark::Post(Review::AllCode),
+        Mark::Review(Review::Plan),
+        Mark::Review(Review::Tasks),
+        Mark::Review(Review::Code),
+        Mark::Review(Review::AllCode),
+        Mark::AddTask,
+        Mark::Complete,
+    ];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Mark::CreateTasks => "create-tasks",
+            Mark::CompleteTask { tdd: false } => "complete-task",
+            Mark::CompleteTask { tdd: true } => "complete-task-tdd",
+            Mark::NextTask { tdd: false } => "next-task",
+            Mark::NextTask { tdd: true } => "next-task-tdd",
+            Mark::ContinueTask => "continue-task",
+            Mark::Post(r) => r.post_name(),
+            Mark::Review(r) => r.name(),
+            Mark::AddTask => "add-task",
+            Mark::Complete => "complete",
+        }
+    }
+
+    pub fn parse(name: &str) -> Option<Mark> {
+        Mark::ALL.into_iter().find(|m| m.name() == name)
+    }
+
+    /// For clap: a mark name, or an error listing them all.
+    pub fn parse_arg(name: &str) -> Result<Mark, String> {
+        Mark::parse(name).ok_or_else(|| {
+            format!(
+                "\"{name}\" is not a phase taskie mark records; use one of: {}",
+                names().join(", ")
+            )
+        })
+    }
+
+    /// Whether the mark is about a task given with `--task N`.
+    pub fn takes_task(self) -> bool {
+        matches!(
+            self,
+            Mark::CompleteTask { .. } | Mark::NextTask { .. } | Mark::AddTask
+        )
+    }
+}
+
+fn names() -> Vec<&'static str> {
+    Mark::ALL.iter().map(|m| m.name()).collect()
+}
+
+/// What a successful mark leads to.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Marked {
+    pub state: State,
+    /// False when the state already was what the mark records (nothing to write).
+    pub changed: bool,
+    pub message: String,
+}
+
+/// SPEC §14. `task` is the `--task` value; the caller has checked it is given exactly
+/// for the marks that take one.
+pub fn transition(f: &Facts, s: &State, mark: Mark, task: Option<u64>) -> Result<Marked, String> {
+    if let Err(why) = fits(s, mark) {
+        return Err(refusal(s, mark, &why));
+    }
+    if let Some(missing) = missing_file(f, s, mark, task) {
+        return Err(format!(
+            "cannot mark {}: {} does not exist yet; write it first, then mark again",
+            mark.name(),
+            f.rel(&missing)
+        ));
+    }
+    let mut next = s.clone();
+    match mark {
+        Mark::CreateTasks => {
+            next.phase = mark.name().into();
+            next.next_phase = Some(Review::Tasks.name().into());
+            next.current_task = None;
+            cycle::reset(&mut next);
+        }
+        Mark::CompleteTask { tdd } => {
+            next.phase = mark.name().into();
+            next.current_task = task;
+            next.next_phase = Some(Review::Code.name().into());
+            next.tdd = tdd;
+            cycle::reset(&mut next);
+        }
+        Mark::NextTask { .. } => {
+            next.phase = mark.name().into();
+            next.current_task = task;
+            next.next_phase = None;
+            next.phase_iteration = None;
+        }
+        Mark::ContinueTask => next.phase = mark.name().into(),
+        Mark::Post(r) => {
+            next.phase = r.post_name().into();
+            next.next_phase = Some(r.name().into());
+        }
+        Mark::Review(r) => {
+            next.phase = r.name().into();
+            next.next_phase = None;
+            next.phase_iteration = None;
+        }
+        Mark::AddTask => {
+            if next.current_task.is_none() {
+                next.current_task = task;
+            }
+        }
+        Mark::Complete => {
+            next.phase = mark.name().into();
+            next.next_phase = None;
+        }
+    }
+    let changed = next != *s;
+    let message = success(f.plan, &next, mark, task, changed);
+    Ok(Marked {
+        state: next,
+        changed,
+        message,
+    })
+}
+
+/// A review cycle of the hook is under way (SPEC §14's "automated cycle runs").
+fn automated(s: &State) -> bool {
+    s.phase_iteration.is_some() && s.next_phase.is_some()
+}
+
+/// Whether `mark` fits the state; `Err` says why not.
+fn fits(s: &State, mark: Mark) -> Result<(), String> {
+    let next = s.next_phase.as_deref();
+    let before_first_review = s.phase_iteration.unwrap_or(0) == 0;
+    let owed_post = next.and_then(Review::from_post_name);
+    match mark {
+        Mark::CreateTasks => match next {
+            None | Some("create-tasks") => Ok(()),
+            Some("tasks-review") if before_first_review => Ok(()),
+            _ => Err(waiting(s)),
+        },
+        Mark::CompleteTask { .. } => match next {
+            None
+            | Some(
+                "complete-task" | "complete-task-tdd" | "next-task" | "next-task-tdd"
+                | "continue-task" | "add-task" | "complete",
+            ) => Ok(()),
+            // Re-recording before the first review, or a task added after the last one.
+            Some("code-review" | "all-code-review") if before_first_review => Ok(()),
+            _ => Err(waiting(s)),
+        },
+        Mark::NextTask { .. } | Mark::Review(_) if automated(s) => Err(format!(
+            "an automated workflow is running ({}), and a standalone step would take the plan out of it",
+            waiting(s)
+        )),
+        Mark::NextTask { .. } | Mark::Review(_) => Ok(()),
+        Mark::ContinueTask => match owed_post {
+            Some(r) => Err(format!(
+                "{}; perform /taskie:{} instead",
+                waiting(s),
+                r.post_name()
+            )),
+            None => Ok(()),
+        },
+        Mark::Post(r) if s.phase == r.name() && next == Some(r.post_name()) => {
+            if s.phase_iteration.unwrap_or(0) == 0 {
+                Err("no review of this cycle has run yet (phase_iteration is 0 or null)".into())
+            } else {
+                Ok(())
+            }
+        }
+        // Recording the same post-review twice is harmless: nothing changes.
+        Mark::Post(r) if s.phase == r.post_name() && next == Some(r.name()) => Ok(()),
+        Mark::Post(r) => Err(format!(
+            "{} records the post-review of a {r} the hook ran, and {}",
+            r.post_name(),
+            waiting(s)
+        )),
+        Mark::AddTask => Ok(()),
+        Mark::Complete => match next {
+            None | Some("complete") => Ok(()),
+            _ => Err(waiting(s)),
+        },
+    }
+}
+
+/// The file the mark claims was written, when it is missing.
+fn missing_file(f: &Facts, s: &State, mark: Mark, task: Option<u64>) -> Option<String> {
+    let need = match mark {
+        Mark::CreateTasks => "tasks.md".to_string(),
+        Mark::CompleteTask { .. } | Mark::NextTask { .. } | Mark::AddTask => {
+            format!("task-{}.md", task?)
+        }
+        Mark::Post(r) if s.phase == r.name() => {
+            let task = s.current_task.filter(|_| r == Review::Code);
+            match plan_file::post_file(r, s.phase_iteration?, task) {
+                Some(post) => post,
+                None => "current_task in state.json".to_string(),
+            }
+        }
+        _ => return None,
+    };
+    (!f.has_file(&need)).then_some(need)
+}
+
+/// What the state is waiting for, in words.
+fn waiting(s: &State) -> String {
+    let k = s.phase_iteration.unwrap_or(0);
+    match s.next_phase.as_deref() {
+        None => "no phase is scheduled".into(),
+        Some(n) => {
+            if let Some(r) = Review::from_post_name(n) {
+                format!("{r} #{k} is waiting for its post-review ({n})")
+            } else if let Some(r) = Review::from_name(n) {
+                format!(
+                    "{r} #{} is due: stop so the hook runs it",
+                    k.saturating_add(1)
+                )
+            } else {
+                format!("the plan is waiting for {n}")
+            }
+        }
+    }
+}
+
+fn refusal(s: &State, mark: Mark, why: &str) -> String {
+    let fitting: Vec<&str> = Mark::ALL
+        .into_iter()
+        .filter(|m| fits(s, *m).is_ok())
+        .map(Mark::name)
+        .collect();
+    format!(
+        "cannot mark {}: {why}. Current state: {}. Marks that fit now: {}; `taskie continue-plan` names the next step",
+        mark.name(),
+        s.describe(),
+        fitting.join(", ")
+    )
+}
+
+fn success(plan: &str, after: &State, mark: Mark, task: Option<u64>, changed: bool) -> String {
+    let of_task = task.map(|t| format!(" task {t} of")).unwrap_or_default();
+    let head = format!("Recorded {} for{of_task} plan '{plan}'", mark.name());
+    if mark == Mark::AddTask && after.current_task != task {
+        return format!(
+            "{head}: current_task stays {}; /taskie:continue-plan picks the new task up in order.",
+            after.current_task.unwrap_or_default()
+        );
+    }
+    if !changed {
+        return format!("{head}: state.json already said so; nothing changed.");
+    }
+    let what = match (mark, after.next_phase.as_deref()) {
+        (Mark::AddTask, _) if after.current_task == task => {
+            format!("current_task is now {}", task.unwrap_or_default())
+        }
+        (_, Some(n)) => match Review::from_name(n) {
+            Some(r) => format!(
+                "next is {r} #{}. Stop now: the hook runs it when you end your turn",
+                after.phase_iteration.unwrap_or(0).saturating_add(1)
+            ),
+            None => format!("next is {n}"),
+        },
+        (_, None) => "nothing is scheduled next (standalone)".into(),
+    };
+    format!("{head}: {what}.")
+}
+
+/// `taskie mark <phase> [--task N] [--plan ID]`.
+pub fn run(
+    inv: &Invocation,
+    plan: Option<&str>,
+    mark: Mark,
+    task: Option<u64>,
+    out: &mut dyn Write,
+) -> Result<(), Error> {
+    match (mark.takes_task(), task) {
+        (true, None) => {
+            return Err(Error::Usage(format!(
+                "taskie mark {} needs the task: add --task <N>",
+                mark.name()
+            )));
+        }
+        (false, Some(_)) => {
+            return Err(Error::Usage(format!(
+                "taskie mark {} takes no --task (only complete-task, complete-task-tdd, next-task, next-task-tdd \
+                 and add-task do)",
+                mark.name()
+            )));
+        }
+        _ => {}
+    }
+    let target = inv.target(plan)?;
+    let (held, gathered, state) = target.locked_state()?;
+    let marked = transition(&gathered.facts(), &state, mark, task).map_err(Error::Refused)?;
+    if marked.changed {
+        target.write_state(&held, &marked.state)?;
+    }
+    writeln!(out, "{}", marked.message)?;
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::state::StateError;
+
+    const FILES: &[&str] = &[
+        "plan.md",
+        "tasks.md",
+        "task-1.md",
+        "task-2.md",
+        "plan-review-1.md",
+        "plan-post-review-1.md",
+        "task-1-code-review-2.md",
+    ];
+
+    fn mark(state: &str, m: Mark, task: Option<u64>) -> Result<Marked, String> {
+        mark_with(FILES, state, m, task)
+    }
+
+    fn mark_with(
+        files: &[&str],
+        state: &str,
+        m: Mark,
+        task: Option<u64>,
+    ) -> Result<Marked, String> {
+        let s = State::parse(state.as_bytes()).unwrap();
+        let files: Vec<String> = files.iter().map(|f| f.to_string()).collect();
+        let st: Result<Option<State>, StateError> = Ok(Some(s.clone()));
+        let f = Facts {
+            plan: "p",
+            stop_hook_active: false,
+            errors: &[],
+            state: &st,
+            files: &files,
+            tasks: &[],
+        };
+        transition(&f, &s, m, task)
+    }
+
+    const IN_CYCLE: &str = r#"{"phase":"plan-review","next_phase":"post-plan-review","phase_iteration":1,
+        "review_model":"sonnet","consecutive_clean":1,"review_failures":2}"#;
+
+    #[test]
+    fn every_mark_name_parses_back() {
+        for m in Mark::ALL {
+            assert_eq!(Mark::parse(m.name()), Some(m));
+        }
+        assert!(
+            Mark::parse_arg("new-plan")
+                .unwrap_err()
+                .contains("create-tasks")
+        );
+    }
+
+    #[test]
+    fn create_tasks_starts_the_tasks_review_cycle() {
+        let s = mark(
+            r#"{"phase":"plan-review","next_phase":"create-tasks","phase_iteration":3,"current_task":4,
+                "review_model":"sonnet","consecutive_clean":2,"review_failures":1}"#,
+            Mark::CreateTasks,
+            None,
+        )
+        .unwrap()
+        .state;
+        assert_eq!(s.phase, "create-tasks");
+        assert_eq!(s.next_phase.as_deref(), Some("tasks-review"));
+        assert_eq!(s.current_task, None);
+        assert_eq!(
+            (
+                s.phase_iteration,
+                s.review_model.as_str(),
+                s.consecutive_clean,
+                s.review_failures
+            ),
+            (Some(0), "opus", 0, 0)
+        );
+    }
+
+    #[test]
+    fn create_tasks_is_refused_while_a_plan_review_is_owed() {
+        let err = mark(IN_CYCLE, Mark::CreateTasks, None).unwrap_err();
+        assert!(
+            err.contains("plan-review #1 is waiting for its post-review"),
+            "{err}"
+        );
+        assert!(err.contains("Current state: phase plan-review"), "{err}");
+        assert!(
+            err.contains("Marks that fit now: continue-task") || err.contains("post-plan-review"),
+            "{err}"
+        );
+    }
+
+    #[test]
+    fn create_tasks_needs_tasks_md() {
+        let err = mark_with(
+            &["plan.md"],
+            r#"{"next_phase":"create-tasks"}"#,
+            Mark::CreateTasks,
+            None,
+        )
+        .unwrap_err();
+        assert!(err.contains("tasks.md does not exist"), "{err}");
+    }
+
+    #[test]
+    fn complete_task_starts_a_code_review_cycle_with_the_tdd_flag() {
+        for (m, tdd) in [
+            (Mark::CompleteTask { tdd: false }, false),
+            (Mark::CompleteTask { tdd: true }, true),
+        ] {
+            let s = mark(
+                r#"{"phase":"tasks-review","next_phase":"complete-task","phase_iteration":2,"tdd":true}"#,
+                m,
+                Some(2),
+            )
+            .unwrap()
+            .state;
+            assert_eq!(s.phase, m.name());
+            assert_eq!(
+                (s.current_task, s.next_phase.as_deref(), s.tdd),
+                (Some(2), Some("code-review"), tdd)
+            );
+            assert_eq!(s.phase_iteration, Some(0));
+        }
+    }
+
+    #[test]
+    fn complete_task_is_refused_mid_cycle_and_without_its_task_file() {
+        let err = mark(
+            r#"{"phase":"post-code-review","next_phase":"code-review","phase_iteration":2,"current_task":1}"#,
+            Mark::CompleteTask { tdd: false },
+            Some(2),
+        )
+        .unwrap_err();
+        assert!(err.contains("code-review #3 is due"), "{err}");
+        let err = mark(
+            r#"{"next_phase":"complete-task"}"#,
+            Mark::CompleteTask { tdd: false },
+            Some(9),
+        )
+        .unwrap_err();
+        assert!(err.contains("task-9.md does not exist"), "{err}");
+    }
+
+    #[test]
+    fn next_task_is_standalone_and_refused_during_automation() {
+        let s = mark(
+            r#"{"phase":"complete","next_phase":null,"phase_iteration":4}"#,
+            Mark::NextTask { tdd: true },
+            Some(1),
+        )
+        .unwrap()
+        .state;
+        assert_eq!(
+            (
+                s.phase.as_str(),
+                s.current_task,
+                s.next_phase.clone(),
+                s.phase_iteration
+            ),
+            ("next-task-tdd", Some(1), None, None)
+        );
+        let err = mark(IN_CYCLE, Mark::NextTask { tdd: false }, Some(1)).unwrap_err();
+        assert!(err.contains("automated workflow is running"), "{err}");
+    }
+
+    #[test]
+    fn continue_task_changes_only_the_phase_and_not_while_a_post_review_is_owed() {
+        let before = r#"{"phase":"complete-task","next_phase":"code-review","phase_iteration":0,"current_task":1}"#;
+        let m = mark(before, Mark::ContinueTask, None).unwrap();
+        let mut expected = State::parse(before.as_bytes()).unwrap();
+        expected.phase = "continue-task".into();
+        assert_eq!(m.state, expected);
+        let err = mark(IN_CYCLE, Mark::ContinueTask, None).unwrap_err();
+        assert!(err.contains("perform /taskie:post-plan-review"), "{err}");
+    }
+
+    #[test]
+    fn post_review_marks_need_the_cycle_and_the_file() {
+        let s = mark(IN_CYCLE, Mark::Post(Review::Plan), None)
+            .unwrap()
+            .state;
+        assert_eq!(
+            (s.phase.as_str(), s.next_phase.as_deref()),
+            ("post-plan-review", Some("plan-review"))
+        );
+        assert_eq!(
+            (s.phase_iteration, s.consecutive_clean, s.review_failures),
+            (Some(1), 1, 2)
+        );
+        let again = mark(
+            &String::from_utf8(s.to_json().into_bytes()).unwrap(),
+            Mark::Post(Review::Plan),
+            None,
+        )
+        .unwrap();
+        assert!(!again.changed);
+        let err = mark(IN_CYCLE, Mark::Post(Review::Tasks), None).unwrap_err();
+        assert!(err.contains("post-tasks-review records"), "{err}");
+        let err = mark_with(
+            &["plan.md", "plan-review-1.md"],
+            IN_CYCLE,
+            Mark::Post(Review::Plan),
+            None,
+        )
+        .unwrap_err();
+        assert!(
+            err.contains("plan-post-review-1.md does not exist"),
+            "{err}"
+        );
+        let code = r#"{"phase":"code-review","next_phase":"post-code-review","phase_iteration":2,"current_task":1}"#;
+        let err = mark(code, Mark::Post(Review::Code), None).unwrap_err();
+        assert!(err.contains("task-1-code-post-review-2.md"), "{err}");
+    }
+
+    #[test]
+    fn a_standalone_review_leaves_automation_and_is_refused_inside_it() {
+        let s = mark(
+            r#"{"phase":"next-task","next_phase":null,"phase_iteration":null}"#,
+            Mark::Review(Review::Code),
+            None,
+        )
+        .unwrap()
+        .state;
+        assert_eq!(
+            (s.phase.as_str(), s.next_phase.clone(), s.phase_iteration),
+            ("code-review", None, None)
+        );
+        assert!(mark(IN_CYCLE, Mark::Review(Review::Plan), None).is_err());
+        assert!(
+            mark(
+                r#"{"next_phase":"complete-task","phase_iteration":null}"#,
+                Mark::Review(Review::Plan),
+                None
+            )
+            .is_ok(),
+            "phase_iteration null is not an automated cycle"
+        );
+    }
+
+    #[test]
+    fn add_task_sets_current_task_only_when_it_is_null() {
+        let m = mark(
+            r#"{"current_task":null,"next_phase":"code-review","phase_iteration":2}"#,
+            Mark::AddTask,
+            Some(2),
+        )
+        .unwrap();
+        assert_eq!(m.state.current_task, Some(2));
+        let m = mark(r#"{"current_task":1}"#, Mark::AddTask, Some(2)).unwrap();
+        assert_eq!((m.state.current_task, m.changed), (Some(1), false));
+    }
+
+    #[test]
+    fn complete_fits_only_when_nothing_else_is_scheduled() {
+        let s = mark(
+            r#"{"phase":"all-code-review","next_phase":"complete","phase_iteration":2}"#,
+            Mark::Complete,
+            None,
+        )
+        .unwrap()
+        .state;
+        assert_eq!((s.phase.as_str(), s.next_phase.clone()), ("complete", None));
+        let err = mark(
+            r#"{"next_phase":"all-code-review","phase_iteration":0}"#,
+            Mark::Complete,
+            None,
+        )
+        .unwrap_err();
+        assert!(err.contains("all-code-review #1 is due"), "{err}");
+    }
+}

@@ -1,0 +1,162 @@
+//! The plan a `taskie` command acts on: the project found from the current directory,
+//! the plan chosen by `--plan`, `TASKIE_PLAN` or SPEC §5 step 6, and the reads and
+//! writes every command shares.
+
+use crate::error::Error;
+use crate::model::state::State;
+use crate::store::atomic;
+use crate::store::lock::{self, PlanLock};
+use crate::store::project::{self, Project};
+use crate::store::select::{self, SelectError};
+use crate::store::snapshot;
+use crate::store::snapshot::Gathered;
+
+pub mod advance;
+pub mod continue_plan;
+pub mod init;
+pub mod mark;
+pub mod state;
+pub mod status;
+pub mod validate;
+use std::path::PathBuf;
+
+/// Where the command was started: the parts of the environment the commands use.
+#[derive(Debug, Clone)]
+pub struct Invocation {
+    pub cwd: PathBuf,
+    /// `TASKIE_PLAN`, when set and not empty.
+    pub env_plan: Option<String>,
+}
+
+impl Invocation {
+    pub fn from_env() -> Result<Invocation, Error> {
+        let cwd = std::env::current_dir()
+            .map_err(|e| Error::Refused(format!("cannot read the current directory: {e}")))?;
+        Ok(Invocation {
+            cwd,
+            env_plan: std::env::var("TASKIE_PLAN").ok().filter(|p| !p.is_empty()),
+        })
+    }
+
+    pub fn project(&self) -> Result<Project, Error> {
+        project::find_project(&self.cwd).ok_or_else(|| Error::NoProject(self.cwd.clone()))
+    }
+
+    /// The plan named by `--plan`, else `TASKIE_PLAN`, else the most recently modified one.
+    pub fn target(&self, flag: Option<&str>) -> Result<Target, Error> {
+        let project = self.project()?;
+        let explicit = flag.or(self.env_plan.as_deref());
+        if !project.plans().is_dir() {
+            return match explicit {
+                Some(id) => Err(Error::UnknownPlan(format!(
+                    "the plan \"{id}\" does not exist: there is no {} directory",
+                    project.plans().display()
+                ))),
+                None => Err(no_plan(&project)),
+            };
+        }
+        let mut warn = |w: String| eprintln!("taskie: {w}");
+        match select::select(&project.plans(), explicit, &mut warn) {
+            Ok(Some(selected)) => Ok(Target {
+                project,
+                plan: selected.id,
+            }),
+            Ok(None) => Err(no_plan(&project)),
+            Err(SelectError::Explicit(m)) => Err(Error::UnknownPlan(m)),
+            Err(SelectError::Io(e)) => Err(Error::Io(e)),
+        }
+    }
+}
+
+fn no_plan(project: &Project) -> Error {
+    Error::NoPlan(format!(
+        "no plan in {}; start one with /taskie:new-plan",
+        project.plans().display()
+    ))
+}
+
+/// A selected plan of a project.
+#[derive(Debug, Clone)]
+pub struct Target {
+    pub project: Project,
+    pub plan: String,
+}
+
+impl Target {
+    pub fn dir(&self) -> PathBuf {
+        self.project.plan_dir(&self.plan)
+    }
+
+    pub fn state_path(&self) -> PathBuf {
+        self.dir().join("state.json")
+    }
+
+    /// A plan file's path relative to the project, as people and the agent see it.
+    pub fn rel(&self, name: &str) -> String {
+        format!(".taskie/plans/{}/{}", self.plan, name)
+    }
+
+    /// The plan directory relative to the project.
+    pub fn rel_dir(&self) -> String {
+        format!(".taskie/plans/{}", self.plan)
+    }
+
+    /// Takes the plan lock without waiting. While it is held, leftovers of crashed
+    /// writers are removed (SPEC §5 step 7), as the hook does.
+    pub fn lock(&self) -> Result<PlanLock, Error> {
+        match lock::try_lock(&self.project.locks(), &self.plan)? {
+            Some(held) => {
+                atomic::remove_leftovers(&self.dir());
+                Ok(held)
+            }
+            None => Err(Error::Locked(self.plan.clone())),
+        }
+    }
+
+    /// The listing, structure errors, task rows and state, read as the hook reads them.
+    pub fn gather(&self) -> Result<Gathered, Error> {
+        Ok(Gathered::read(&self.dir(), &self.plan, false)?)
+    }
+
+    /// state.json as a usable state: `Ok(None)` when it does not exist.
+    pub fn state(&self) -> Result<Option<State>, Error> {
+        self.usable(snapshot::read_state(&self.state_path()))
+    }
+
+    /// The state of `gathered`, with a state error turned into [`Error::State`].
+    pub fn state_of(&self, gathered: &Gathered) -> Result<Option<State>, Error> {
+        self.usable(gathered.state.clone())
+    }
+
+    /// For the commands that change an existing state: the plan lock, the plan as read
+    /// under it, and its state (an error when there is no state.json).
+    pub fn locked_state(&self) -> Result<(PlanLock, Gathered, State), Error> {
+        let held = self.lock()?;
+        let gathered = self.gather()?;
+        let state = self
+            .state_of(&gathered)?
+            .ok_or_else(|| Error::NoState(self.plan.clone()))?;
+        Ok((held, gathered, state))
+    }
+
+    fn usable(
+        &self,
+        read: Result<Option<State>, crate::model::state::StateError>,
+    ) -> Result<Option<State>, Error> {
+        read.map_err(|error| Error::State {
+            plan: self.plan.clone(),
+            error,
+        })
+    }
+
+    /// Writes state.json atomically. The lock parameter makes "only under the plan lock"
+    /// something the compiler checks.
+    pub fn write_state(&self, held: &PlanLock, state: &State) -> Result<(), Error> {
+        self.write_state_text(held, &state.to_json())
+    }
+
+    pub fn write_state_text(&self, _held: &PlanLock, text: &str) -> Result<(), Error> {
+        // atomic::write names the file in its errors.
+        atomic::write(&self.state_path(), text.as_bytes()).map_err(Error::Io)
+    }
+}

@@ -1,0 +1,562 @@
+//! `taskie status` (SPEC §12): the plan at a glance for a person. [`build`] is pure (the
+//! facts, the cycle's verdicts and the diagnostics in, a [`Report`] out); [`run`] reads
+//! the plan, the event log and the diagnostics file and prints the report.
+
+use crate::commands::Invocation;
+use crate::error::Error;
+use crate::model::cycle::{self, MAX_REVIEW_FAILURES};
+use crate::model::facts::Facts;
+use crate::model::phase::Review;
+use crate::model::plan_file;
+use crate::model::plan_file::PlanFile;
+use crate::model::state::State;
+use crate::model::text::clip;
+use crate::paint::{Paint, WIDTH, wrap};
+use crate::store::{diagnostics, event_log};
+use serde::Serialize;
+use serde_json::Value;
+use std::io::Write;
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Report {
+    pub plan: String,
+    pub dir: String,
+    /// Every field with defaults filled in; null without state.json or with a state error.
+    pub state: Option<Value>,
+    pub state_error: Option<String>,
+    pub phase: Option<String>,
+    pub next_phase: Option<String>,
+    pub current_task: Option<u64>,
+    pub cycle: Option<Cycle>,
+    pub tasks: Vec<TaskLine>,
+    /// The reviews of the current (or just passed) cycle, oldest first.
+    pub reviews: Vec<ReviewLine>,
+    /// The hook's diagnostics (SPEC §10) while the plan is hard-stopped in their cycle.
+    pub hard_stop: Option<Value>,
+    /// Structure errors (SPEC §7).
+    pub errors: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Cycle {
+    pub review: &'static str,
+    pub task: Option<u64>,
+    /// Reviews already run in this cycle.
+    pub iteration: u64,
+    pub max_reviews: u64,
+    /// The model of the next review.
+    pub model: String,
+    pub consecutive_clean: u64,
+    pub clean_reviews_required: u64,
+    pub review_failures: u64,
+    pub status: CycleStatus,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CycleStatus {
+    /// The hook runs the next review at the next stop.
+    ReviewDue,
+    /// The agent owes the post-review of the last review.
+    PostReviewOwed,
+    /// The hook will not run another review until a human decides.
+    HardStop,
+    /// max_reviews is 0: the hook moves past the review without running it.
+    ReviewsDisabled,
+    /// The cycle ended; the plan has moved on.
+    Passed,
+}
+
+impl CycleStatus {
+    fn text(self) -> &'static str {
+        match self {
+            CycleStatus::ReviewDue => "review due at the next stop",
+            CycleStatus::PostReviewOwed => "post-review owed",
+            CycleStatus::HardStop => "HARD STOP",
+            CycleStatus::ReviewsDisabled => "reviews disabled",
+            CycleStatus::Passed => "passed",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct TaskLine {
+    pub id: String,
+    pub status: String,
+    pub finished: bool,
+    pub current: bool,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct ReviewLine {
+    pub iteration: u64,
+    pub file: String,
+    pub exists: bool,
+    /// From the event log; null when the log has no record of it.
+    pub verdict: Option<String>,
+    pub post_review: bool,
+}
+
+/// The review cycle the state is in, or has just passed: (review, reviews run).
+pub fn cycle_of(s: &State) -> Option<(Review, u64)> {
+    let k = s.phase_iteration.unwrap_or(0);
+    match cycle::in_progress(s) {
+        Some(r) => Some((r, k)),
+        None => Review::from_name(&s.phase)
+            .filter(|_| k >= 1)
+            .map(|r| (r, k)),
+    }
+}
+
+fn status_of(f: &Facts, s: &State, r: Review, k: u64) -> CycleStatus {
+    let next = s.next_phase.as_deref();
+    let task = s.current_task.filter(|_| r == Review::Code);
+    let post_written = plan_file::post_file(r, k, task).is_some_and(|p| f.has_file(&p));
+    let review_next = next == Some(r.name()) || (next == Some(r.post_name()) && post_written);
+    if next == Some(r.post_name()) && !post_written {
+        CycleStatus::PostReviewOwed
+    } else if !review_next {
+        CycleStatus::Passed
+    } else if s.max_reviews == 0 {
+        CycleStatus::ReviewsDisabled
+    } else if cycle::hard_stop(s).is_some() {
+        CycleStatus::HardStop
+    } else {
+        CycleStatus::ReviewDue
+    }
+}
+
+/// Whether a diagnostics object is about this cycle at this iteration.
+fn diagnostics_match(diag: &Value, c: &Cycle) -> bool {
+    diag["review"] == c.review
+        && diag["iterations"] == c.iteration
+        && (c.review != Review::Code.name() || diag["task"] == serde_json::json!(c.task))
+}
+
+/// The report. `verdicts` are the cycle's (iteration, verdict) from the event log;
+/// `diag` is the diagnostics file's content, if there is one.
+pub fn build(f: &Facts, dir: &str, verdicts: &[(u64, String)], diag: Option<Value>) -> Report {
+    let (state, state_error) = match f.state {
+        Ok(Some(s)) => (Some(s), None),
+        Ok(None) => (None, None),
+        Err(e) => (None, Some(format!("{dir}/{e}"))),
+    };
+    let current = state.and_then(|s| s.current_task);
+    let tasks = f
+        .tasks
+        .iter()
+        .map(|t| TaskLine {
+            id: t.id.clone(),
+            status: t.status.clone(),
+            finished: t.is_finished(),
+            current: current.is_some() && t.number() == current,
+        })
+        .collect();
+    let cycle = state.and_then(|s| {
+        let (r, k) = cycle_of(s)?;
+        Some(Cycle {
+            review: r.name(),
+            task: s.current_task.filter(|_| r == Review::Code),
+            iteration: k,
+            max_reviews: s.max_reviews,
+            model: s.review_model.clone(),
+            consecutive_clean: s.consecutive_clean,
+            clean_reviews_required: s.clean_reviews_required,
+            review_failures: s.review_failures,
+            status: status_of(f, s, r, k),
+        })
+    });
+    let reviews = cycle
+        .as_ref()
+        .map(|c| {
+            let r = Review::from_name(c.review).expect("a cycle is a review");
+            // Only iterations that left a file or a verdict: counting up to
+            // phase_iteration would take forever for a huge (but valid) value.
+            let mut seen: Vec<u64> = f
+                .files
+                .iter()
+                .filter_map(|n| match PlanFile::parse(n) {
+                    Some(PlanFile::Review(s, i) | PlanFile::PostReview(s, i))
+                        if Some(s) == plan_file::subject(r, c.task) =>
+                    {
+                        Some(i)
+                    }
+                    _ => None,
+                })
+                .chain(verdicts.iter().map(|(i, _)| *i))
+                .filter(|i| (1..=c.iteration).contains(i))
+                .collect();
+            seen.sort_unstable();
+            seen.dedup();
+            seen.into_iter()
+                .filter_map(|i| {
+                    let file = plan_file::review_file(r, i, c.task)?;
+                    let post = plan_file::post_file(r, i, c.task)?;
+                    Some(ReviewLine {
+                        iteration: i,
+                        exists: f.has_file(&file),
+                        post_review: f.has_file(&post),
+                        verdict: verdicts
+                            .iter()
+                            .find(|(n, _)| *n == i)
+                            .map(|(_, v)| v.clone()),
+                        file,
+                    })
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let hard_stop = cycle.as_ref().and_then(|c| {
+        diag.filter(|d| c.status == CycleStatus::HardStop && diagnostics_match(d, c))
+    });
+    Report {
+        plan: f.plan.into(),
+        dir: dir.into(),
+        state: state.map(|s| s.all_fields()),
+        state_error,
+        phase: state.map(|s| s.phase.clone()),
+        next_phase: state.and_then(|s| s.next_phase.clone()),
+        current_task: current,
+        cycle,
+        tasks,
+        reviews,
+        hard_stop,
+        errors: f.errors.to_vec(),
+    }
+}
+
+const LABEL: usize = 10;
+
+fn reviews(n: u64) -> String {
+    format!("{n} review{}", if n == 1 { "" } else { "s" })
+}
+
+fn line(out: &mut String, p: &Paint, label: &str, text: &str) {
+    out.push_str(&p.bold(&format!("{label:<LABEL$}")));
+    out.push_str(&wrap(text, LABEL, WIDTH));
+    out.push('\n');
+}
+
+/// The report for a person, in 80 columns.
+pub fn human(r: &Report, p: &Paint) -> String {
+    let mut out = String::new();
+    line(&mut out, p, "Plan", &format!("{}  ({})", r.plan, r.dir));
+    if let Some(e) = &r.state_error {
+        line(&mut out, p, "State", &p.red(e));
+    } else if r.state.is_none() {
+        line(
+            &mut out,
+            p,
+            "State",
+            &format!(
+                "no state.json: the reviewed workflow has not started (`taskie init {}` starts it)",
+                r.plan
+            ),
+        );
+    } else {
+        let phase = r
+            .phase
+            .as_deref()
+            .filter(|s| !s.is_empty())
+            .unwrap_or("\"\"");
+        let next = r.next_phase.as_deref().unwrap_or("nothing scheduled");
+        line(&mut out, p, "Phase", &format!("{phase} → {next}"));
+    }
+    if let Some(c) = &r.cycle {
+        cycle_lines(&mut out, p, r, c);
+    }
+    tasks_lines(&mut out, p, r);
+    if let Some(diag) = &r.hard_stop {
+        hard_stop_lines(&mut out, p, diag);
+    }
+    if !r.errors.is_empty() {
+        let n = r.errors.len();
+        line(
+            &mut out,
+            p,
+            "Problems",
+            &p.red(&format!(
+                "{n} structure error{} (the hook does nothing else until they are fixed):",
+                if n == 1 { "" } else { "s" }
+            )),
+        );
+        for e in &r.errors {
+            out.push_str(&format!("  - {}\n", wrap(e, 4, WIDTH)));
+        }
+    }
+    out
+}
+
+fn cycle_lines(out: &mut String, p: &Paint, r: &Report, c: &Cycle) {
+    let of_task = c.task.map(|t| format!(" of task {t}")).unwrap_or_default();
+    let status = match c.status {
+        CycleStatus::HardStop => p.red(c.status.text()),
+        CycleStatus::Passed => p.green(c.status.text()),
+        _ => p.yellow(c.status.text()),
+    };
+    line(
+        out,
+        p,
+        "Cycle",
+        &format!(
+            "{}{of_task}: {}/{} reviews run, {status}",
+            c.review, c.iteration, c.max_reviews
+        ),
+    );
+    let mut reviewer = format!(
+        "next model {}, clean streak {}/{}",
+        c.model, c.consecutive_clean, c.clean_reviews_required
+    );
+    if c.review_failures > 0 {
+        reviewer.push_str(&format!(
+            ", reviewer failures {}/{MAX_REVIEW_FAILURES}",
+            c.review_failures
+        ));
+    }
+    line(out, p, "Reviewer", &reviewer);
+    if r.reviews.is_empty() {
+        return;
+    }
+    line(out, p, "Reviews", &format!("{} (this cycle)", c.review));
+    for rv in &r.reviews {
+        let verdict = match rv.verdict.as_deref() {
+            Some("PASS") => p.green("PASS   "),
+            Some(v) => p.red(&format!("{v:<7}")),
+            None => p.dim("?      "),
+        };
+        let file = if rv.exists {
+            clip(&rv.file, 36)
+        } else {
+            format!("{} (missing)", clip(&rv.file, 26))
+        };
+        let post = if rv.post_review {
+            "post-review written"
+        } else {
+            "no post-review"
+        };
+        out.push_str(&format!(
+            "  #{:<3} {verdict} {file:<37} {post}\n",
+            rv.iteration
+        ));
+    }
+}
+
+fn tasks_lines(out: &mut String, p: &Paint, r: &Report) {
+    if r.tasks.is_empty() {
+        line(out, p, "Tasks", "none yet (no usable tasks.md)");
+        return;
+    }
+    let done = r.tasks.iter().filter(|t| t.finished).count();
+    line(
+        out,
+        p,
+        "Tasks",
+        &format!("{done}/{} finished", r.tasks.len()),
+    );
+    for t in &r.tasks {
+        let mark = if t.finished {
+            p.green("[x]")
+        } else {
+            p.yellow("[ ]")
+        };
+        let status = if t.status.is_empty() {
+            "(no status)".to_string()
+        } else {
+            clip(&t.status, 48)
+        };
+        let current = if t.current {
+            p.bold("  ← current")
+        } else {
+            String::new()
+        };
+        out.push_str(&format!(
+            "  {mark} {:<8} {status}{current}\n",
+            clip(&t.id, 8)
+        ));
+    }
+}
+
+fn hard_stop_lines(out: &mut String, p: &Paint, d: &Value) {
+    let s = |v: &Value| v.as_str().unwrap_or("").to_owned();
+    line(
+        out,
+        p,
+        "Stopped",
+        &p.red(&format!(
+            "{} after {}; see .taskie/logs/{}",
+            s(&d["stop_reason"]),
+            reviews(d["iterations"].as_u64().unwrap_or(0)),
+            diagnostics::file_name(&s(&d["plan"]))
+        )),
+    );
+    if let Some(last) = d["last_review"].as_str() {
+        line(out, p, "Last", last);
+    }
+    for f in d["findings"].as_array().into_iter().flatten() {
+        out.push_str(&format!("  - {}\n", wrap(&s(f), 4, WIDTH)));
+    }
+    line(out, p, "Resolve", "one of:");
+    for a in d["suggested_actions"].as_array().into_iter().flatten() {
+        out.push_str(&format!("  {}\n", clip(&s(&a["command"]), WIDTH - 2)));
+        out.push_str(&format!(
+            "      {}\n",
+            wrap(&s(&a["description"]), 6, WIDTH)
+        ));
+    }
+}
+
+/// `taskie status [--plan ID] [--json]`: a read-only report, so it takes no lock.
+pub fn run(
+    inv: &Invocation,
+    plan: Option<&str>,
+    json: bool,
+    out: &mut dyn Write,
+) -> Result<(), Error> {
+    let target = inv.target(plan)?;
+    let gathered = target.gather()?;
+    let facts = gathered.facts();
+    let logs = target.project.logs();
+    let (verdicts, diag) = match &gathered.state {
+        Ok(Some(s)) => match cycle_of(s) {
+            Some((r, k)) => {
+                let history = event_log::history(&logs, &target.plan, r.name());
+                let diag = std::fs::read(logs.join(diagnostics::file_name(&target.plan)))
+                    .ok()
+                    .and_then(|b| serde_json::from_slice(&b).ok());
+                (event_log::cycle_verdicts(&history, k), diag)
+            }
+            None => (Vec::new(), None),
+        },
+        _ => (Vec::new(), None),
+    };
+    let report = build(&facts, &target.rel_dir(), &verdicts, diag);
+    if json {
+        let v = serde_json::to_value(&report).map_err(std::io::Error::other)?;
+        writeln!(out, "{v:#}")?;
+    } else {
+        write!(out, "{}", human(&report, &Paint::detect()))?;
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::state::StateError;
+    use crate::model::tasks::TaskRow;
+    use serde_json::json;
+
+    fn report(
+        files: &[&str],
+        state: &str,
+        verdicts: &[(u64, &str)],
+        diag: Option<Value>,
+    ) -> Report {
+        let files: Vec<String> = files.iter().map(|f| f.to_string()).collect();
+        let st: Result<Option<State>, StateError> =
+            Ok(Some(State::parse(state.as_bytes()).unwrap()));
+        let tasks = vec![
+            TaskRow {
+                id: "1".into(),
+                status: "done".into(),
+            },
+            TaskRow {
+                id: "2".into(),
+                status: "in progress".into(),
+            },
+        ];
+        let v: Vec<(u64, String)> = verdicts.iter().map(|(i, v)| (*i, v.to_string())).collect();
+        let f = Facts {
+            plan: "p",
+            stop_hook_active: false,
+            errors: &[],
+            state: &st,
+            files: &files,
+            tasks: &tasks,
+        };
+        build(&f, ".taskie/plans/p", &v, diag)
+    }
+
+    const OWED: &str = r#"{"phase":"code-review","next_phase":"post-code-review","phase_iteration":2,
+        "current_task":2,"review_model":"opus","consecutive_clean":1}"#;
+
+    #[test]
+    fn the_cycle_lists_its_reviews_with_verdicts_and_post_reviews() {
+        let r = report(
+            &[
+                "task-2-code-review-1.md",
+                "task-2-code-post-review-1.md",
+                "task-2-code-review-2.md",
+            ],
+            OWED,
+            &[(1, "FAIL"), (2, "PASS")],
+            None,
+        );
+        let c = r.cycle.as_ref().unwrap();
+        assert_eq!(
+            (c.review, c.task, c.iteration, c.status),
+            ("code-review", Some(2), 2, CycleStatus::PostReviewOwed)
+        );
+        assert_eq!(r.reviews.len(), 2);
+        assert_eq!(
+            (r.reviews[0].verdict.as_deref(), r.reviews[0].post_review),
+            (Some("FAIL"), true)
+        );
+        assert_eq!(
+            (r.reviews[1].verdict.as_deref(), r.reviews[1].post_review),
+            (Some("PASS"), false)
+        );
+        assert!(r.tasks[1].current && !r.tasks[1].finished && r.tasks[0].finished);
+    }
+
+    #[test]
+    fn a_hard_stop_shows_the_diagnostics_of_its_cycle_only() {
+        let state = r#"{"phase":"post-plan-review","next_phase":"plan-review","phase_iteration":2,"max_reviews":2}"#;
+        let diag = json!({"plan":"p","review":"plan-review","task":null,"iterations":2,"stop_reason":"max_reviews_reached"});
+        let r = report(&[], state, &[], Some(diag.clone()));
+        assert_eq!(r.cycle.as_ref().unwrap().status, CycleStatus::HardStop);
+        assert_eq!(r.hard_stop, Some(diag.clone()));
+        let mut older = diag;
+        older["iterations"] = json!(1);
+        assert_eq!(report(&[], state, &[], Some(older)).hard_stop, None);
+        let raised = state.replace("\"max_reviews\":2", "\"max_reviews\":6");
+        let r = report(&[], &raised, &[], None);
+        assert_eq!(r.cycle.unwrap().status, CycleStatus::ReviewDue);
+    }
+
+    #[test]
+    fn a_passed_cycle_is_shown_until_the_next_one_starts() {
+        let r = report(
+            &[],
+            r#"{"phase":"plan-review","next_phase":"create-tasks","phase_iteration":3}"#,
+            &[],
+            None,
+        );
+        let c = r.cycle.unwrap();
+        assert_eq!(
+            (c.review, c.status, c.iteration),
+            ("plan-review", CycleStatus::Passed, 3)
+        );
+        let r = report(
+            &[],
+            r#"{"phase":"next-task","next_phase":null,"phase_iteration":null}"#,
+            &[],
+            None,
+        );
+        assert!(r.cycle.is_none());
+    }
+
+    #[test]
+    fn the_human_report_fits_80_columns_and_has_no_colour_when_off() {
+        let r = report(&["task-2-code-review-1.md"], OWED, &[(1, "FAIL")], None);
+        let text = human(&r, &Paint::new(false));
+        assert!(!text.contains('\x1b'));
+        for l in text.lines() {
+            assert!(l.chars().count() <= 80, "{l}");
+        }
+        assert!(text.contains("code-review → post-code-review"), "{text}");
+        assert!(text.contains("[x] 1"), "{text}");
+        assert!(text.contains("[ ] 2"), "{text}");
+        assert!(human(&r, &Paint::new(true)).contains('\x1b'));
+    }
+}

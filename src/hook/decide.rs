@@ -1,0 +1,529 @@
+//! The hook's decision procedure (SPEC §5 steps 8–17) as pure functions: facts about
+//! the plan in, the new state, the answer and the event record out. All I/O (reading
+//! the plan, running the reviewer, writing) happens in `hook`, so `--dry-run` and the
+//! tests use exactly this logic.
+
+use crate::hook::answer::Answer;
+use crate::hook::message;
+use crate::model::cycle::{self, Due, HardStop, Reviewed};
+use crate::model::facts::Facts;
+use crate::model::phase::{self, Review};
+use crate::model::plan_file::{PlanFile, post_file, review_file};
+use crate::model::state::{State, StateError};
+use crate::model::verdict::Verdict;
+use crate::store::event_log::{Path, Record};
+
+/// The result of the steps before the reviewer.
+#[derive(Debug)]
+pub enum Step {
+    /// Decided without a reviewer.
+    Done(Outcome),
+    /// The cycle is exhausted; diagnostics are due (SPEC §5 step 14, §10). The record is
+    /// the event to log.
+    HardStop(HardStop, Record),
+    /// A review is due: run the reviewer, then call [`conclude`].
+    Review(Due),
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outcome {
+    pub answer: Answer,
+    /// The state to write atomically before answering; `None` writes nothing.
+    pub write: Option<State>,
+    pub record: Record,
+}
+
+/// SPEC §5 steps 8–15.
+pub fn decide(f: &Facts) -> Step {
+    // Step 8: structure.
+    if !f.errors.is_empty() {
+        let text = message::invalid_plan(f.plan, f.errors);
+        let answer = if f.stop_hook_active {
+            Answer::allow(text)
+        } else {
+            Answer::block(text)
+        };
+        return done(answer, None, record(f, Path::ValidationFailed, None, None));
+    }
+    // Step 9: state.
+    let state = match f.state {
+        Ok(Some(s)) => s,
+        Ok(None) => {
+            return done(
+                Answer::Allow(None),
+                None,
+                record(f, Path::NoReviewDue, None, None),
+            );
+        }
+        Err(e) => {
+            let answer = Answer::allow(message::state_error(f.plan, e));
+            return done(answer, None, record(f, Path::StateError, None, None));
+        }
+    };
+    // Step 10: post-review detection.
+    let mut base = state.clone();
+    if let Some(r) = Review::from_name(&state.phase)
+        && state.next_phase.as_deref() == Some(r.post_name())
+        && let Some(n) = state.phase_iteration.filter(|n| *n >= 1)
+    {
+        let Some(post) = post_file(r, n, state.current_task) else {
+            let answer = Answer::allow(message::no_current_task(f.plan, r));
+            return done(answer, None, record(f, Path::StateError, Some(state), None));
+        };
+        if !f.has_file(&post) {
+            let answer = Answer::allow(message::post_review_owed(f.plan, r, n, &f.rel(&post)));
+            let mut rec = record(f, Path::PostReviewPending, Some(state), None);
+            rec.review = Some(r.name());
+            rec.iteration = Some(n);
+            return done(answer, None, rec);
+        }
+        base.phase = r.post_name().into();
+        base.next_phase = Some(r.name().into());
+    }
+    // Step 11.
+    let Some(r) = base.next_phase.as_deref().and_then(Review::from_name) else {
+        let answer = match base.next_phase.as_deref() {
+            Some(unknown) if !phase::is_known(unknown) => {
+                Answer::allow(message::unknown_next_phase(f.plan, unknown))
+            }
+            _ => Answer::Allow(None),
+        };
+        return done(
+            answer,
+            None,
+            record(f, Path::NoReviewDue, Some(state), None),
+        );
+    };
+    // Step 12–13.
+    let done_so_far = base.phase_iteration.unwrap_or(0);
+    if base.max_reviews == 0 {
+        let mut next = base.clone();
+        cycle::apply_advance(&mut next, r, f.tasks, 0);
+        next.consecutive_clean = 0;
+        next.review_failures = 0;
+        let target = next.next_phase.clone().unwrap_or_default();
+        let mut rec = record(f, Path::ReviewsDisabled, Some(state), Some(&next));
+        rec.review = Some(r.name());
+        return done(
+            Answer::allow(message::reviews_disabled(&target)),
+            Some(next),
+            rec,
+        );
+    }
+    // Step 14.
+    let n = done_so_far.saturating_add(1);
+    if let Some(reason) = cycle::hard_stop(&base) {
+        let last_review = newest_review(f, r, base.current_task, done_so_far.max(1));
+        let mut rec = record(f, Path::HardStop, Some(state), None);
+        rec.outcome = "allow";
+        rec.review = Some(r.name());
+        rec.iteration = Some(done_so_far);
+        let stop = HardStop {
+            reason,
+            review: r,
+            task: base.current_task.filter(|_| r == Review::Code),
+            iterations: done_so_far,
+            state: state.clone(),
+            last_review,
+        };
+        return Step::HardStop(stop, rec);
+    }
+    // Step 15.
+    if let Some(missing) = missing_precondition(f, r, &base) {
+        let mut rec = record(f, Path::PreconditionMissing, Some(state), None);
+        rec.review = Some(r.name());
+        rec.iteration = Some(n);
+        return done(
+            Answer::allow(message::precondition(f.plan, r, &missing)),
+            None,
+            rec,
+        );
+    }
+    let task = base.current_task.filter(|_| r == Review::Code);
+    Step::Review(Due {
+        review: r,
+        iteration: n,
+        model: base.review_model.clone(),
+        task,
+        review_file: review_file(r, n, task).expect("code-review has a task after step 15"),
+        post_file: post_file(r, n, task).expect("code-review has a task after step 15"),
+        read: state.clone(),
+        base,
+    })
+}
+
+/// SPEC §5 steps 16–17: the new state and answer once the reviewer has run.
+pub fn conclude(f: &Facts, due: &Due, reviewed: &Reviewed) -> Outcome {
+    let r = due.review;
+    let mut rec = record(f, Path::ReviewerFailed, Some(&due.read), None);
+    rec.review = Some(r.name());
+    rec.iteration = Some(due.iteration);
+    rec.model = Some(due.model.clone());
+    let reading = match reviewed {
+        Reviewed::Failed { reason, log, exit } => {
+            // Only the failure count changes: the agent cannot fix a broken reviewer.
+            let mut next = due.read.clone();
+            next.review_failures = next.review_failures.saturating_add(1);
+            rec.reviewer_exit = *exit;
+            rec.after(&next);
+            let text = message::reviewer_failed(f.plan, due, reason, log, next.review_failures);
+            return finish(Answer::allow(text), Some(next), rec);
+        }
+        Reviewed::Verdict { reading, exit } => {
+            rec.reviewer_exit = Some(*exit);
+            reading
+        }
+    };
+    rec.verdict = Some(reading.verdict.as_str());
+    rec.verdict_source = Some(reading.source.clone());
+
+    let mut next = due.base.clone();
+    next.consecutive_clean = if reading.verdict == Verdict::Pass {
+        next.consecutive_clean.saturating_add(1)
+    } else {
+        0
+    };
+    next.review_model = phase::toggle_model(&next.review_model).to_owned();
+    next.review_failures = 0;
+    let streak = next.consecutive_clean;
+
+    if streak >= next.clean_reviews_required {
+        cycle::apply_advance(&mut next, r, f.tasks, due.iteration);
+        let target = next.next_phase.clone().unwrap_or_default();
+        rec.path = Path::Advanced;
+        rec.after(&next);
+        let answer = if next.auto_continue && target != "complete" {
+            Answer::block(message::auto_continue(r, streak, &target))
+        } else {
+            Answer::allow(message::passed(r, streak, &target))
+        };
+        return finish(answer, Some(next), rec);
+    }
+
+    next.phase = r.name().into();
+    next.next_phase = Some(r.post_name().into());
+    next.phase_iteration = Some(due.iteration);
+    rec.path = Path::ReviewBlocked;
+    rec.after(&next);
+    let reason = message::address_review(f, due, reading, streak, next.clean_reviews_required);
+    finish(Answer::block(reason), Some(next), rec)
+}
+
+/// state.json changed while the reviewer ran (the reviewer runs with every permission;
+/// a person may edit by hand; neither takes the lock). The edit wins: the review is not
+/// recorded, and the run counts as a reviewer failure on the edited state when it is
+/// valid (nothing is written when it is not), so a reviewer that keeps doing it ends in
+/// a hard stop. `now` is the file as it is now (`None`: deleted); `rec` the record of
+/// the run as concluded.
+pub fn state_edited(
+    f: &Facts,
+    due: &Due,
+    now: Option<Result<State, StateError>>,
+    log: &str,
+    mut rec: Record,
+) -> Outcome {
+    let (write, what) = match now {
+        Some(Ok(mut s)) => {
+            s.review_failures = s.review_failures.saturating_add(1);
+            (Some(s), "changed")
+        }
+        Some(Err(_)) => (None, "changed (to something invalid)"),
+        None => (None, "deleted"),
+    };
+    let failures = write
+        .as_ref()
+        .map_or(due.read.review_failures.saturating_add(1), |s| {
+            s.review_failures
+        });
+    let reason = format!(
+        "state.json was {what} while it ran (by the reviewer, or by hand); the hook kept that edit and did \
+         not record this review"
+    );
+    let mut text = message::reviewer_failed(f.plan, due, &reason, log, failures);
+    if write.is_none() {
+        text.push_str(" state.json was not written.");
+    }
+    rec.path = Path::ReviewerFailed;
+    rec.verdict = None;
+    rec.verdict_source = None;
+    finish(Answer::allow(text), write, rec)
+}
+
+/// The newest review file of cycle `r` at or below iteration `upto`, found among the
+/// files present: counting down from `upto` (which state.json may set near u64::MAX)
+/// would not end.
+fn newest_review(f: &Facts, r: Review, task: Option<u64>, upto: u64) -> Option<String> {
+    f.files
+        .iter()
+        .filter_map(|name| match PlanFile::parse(name)? {
+            PlanFile::Review(_, i) if (1..=upto).contains(&i) => {
+                (review_file(r, i, task).as_ref() == Some(name)).then(|| (i, name.clone()))
+            }
+            _ => None,
+        })
+        .max()
+        .map(|(_, name)| name)
+}
+
+/// SPEC §5 step 15: what a review needs before it can run.
+fn missing_precondition(f: &Facts, r: Review, state: &State) -> Option<String> {
+    match r {
+        Review::Plan if !f.has_file("plan.md") => Some(f.rel("plan.md")),
+        Review::Plan => None,
+        Review::Code => match state.current_task {
+            None => Some(
+                "current_task in state.json (set it with `taskie state set current_task=<N>`)"
+                    .into(),
+            ),
+            Some(t) if !f.has_file(&format!("task-{t}.md")) => Some(f.rel(&format!("task-{t}.md"))),
+            Some(_) => None,
+        },
+        Review::Tasks | Review::AllCode => {
+            let any = f.tasks.iter().any(|t| {
+                t.number()
+                    .is_some_and(|n| f.has_file(&format!("task-{n}.md")))
+            });
+            (!any).then(|| {
+                format!(
+                    "a task listed in {} whose task-<id>.md exists",
+                    f.rel("tasks.md")
+                )
+            })
+        }
+    }
+}
+
+fn done(answer: Answer, write: Option<State>, record: Record) -> Step {
+    Step::Done(finish(answer, write, record))
+}
+
+fn finish(answer: Answer, write: Option<State>, mut record: Record) -> Outcome {
+    if let Some(s) = &write {
+        record.after(s);
+    }
+    record.outcome = answer.outcome();
+    Outcome {
+        answer,
+        write,
+        record,
+    }
+}
+
+fn record(f: &Facts, path: Path, before: Option<&State>, after: Option<&State>) -> Record {
+    let mut rec = Record {
+        plan: f.plan.to_owned(),
+        path,
+        ..Record::default()
+    };
+    if let Some(s) = before {
+        rec.phase_before = Some(s.phase.clone());
+        rec.next_phase_before = s.next_phase.clone();
+        rec.after(s);
+    }
+    if let Some(s) = after {
+        rec.after(s);
+    }
+    rec
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::cycle::StopReason;
+    use crate::model::tasks::TaskRow;
+    use crate::model::verdict::Reading;
+    use crate::store::event_log::Path;
+
+    struct Plan {
+        errors: Vec<String>,
+        state: Result<Option<State>, StateError>,
+        files: Vec<String>,
+        tasks: Vec<TaskRow>,
+        active: bool,
+    }
+
+    fn plan(state: &str) -> Plan {
+        Plan {
+            errors: vec![],
+            state: State::parse(state.as_bytes()).map(Some),
+            files: vec!["plan.md".into(), "state.json".into()],
+            tasks: vec![],
+            active: false,
+        }
+    }
+
+    impl Plan {
+        fn with_files(mut self, names: &[&str]) -> Plan {
+            self.files.extend(names.iter().map(|n| n.to_string()));
+            self
+        }
+        fn with_tasks(mut self, rows: &[(&str, &str)]) -> Plan {
+            self.tasks = rows
+                .iter()
+                .map(|(id, s)| TaskRow {
+                    id: id.to_string(),
+                    status: s.to_string(),
+                })
+                .collect();
+            self
+        }
+        fn facts(&self) -> Facts<'_> {
+            Facts {
+                plan: "p",
+                stop_hook_active: self.active,
+                errors: &self.errors,
+                state: &self.state,
+                files: &self.files,
+                tasks: &self.tasks,
+            }
+        }
+    }
+
+    fn done(step: Step) -> Outcome {
+        match step {
+            Step::Done(o) => o,
+            other => panic!("expected a finished outcome, got {other:?}"),
+        }
+    }
+
+    fn due(step: Step) -> Due {
+        match step {
+            Step::Review(d) => d,
+            other => panic!("expected a due review, got {other:?}"),
+        }
+    }
+
+    fn verdict(v: Verdict) -> Reviewed {
+        Reviewed::Verdict {
+            reading: Reading {
+                verdict: v,
+                source: "structured_output".into(),
+            },
+            exit: 0,
+        }
+    }
+
+    #[test]
+    fn structure_errors_block_only_on_a_fresh_stop() {
+        let mut p = plan(r#"{"next_phase":"plan-review"}"#);
+        p.errors = vec!["Missing required file: plan.md".into()];
+        let o = done(decide(&p.facts()));
+        assert!(o.answer.is_block());
+        assert_eq!(o.record.path, Path::ValidationFailed);
+        p.active = true;
+        let o = done(decide(&p.facts()));
+        assert!(!o.answer.is_block());
+        assert!(
+            o.answer
+                .text()
+                .unwrap()
+                .starts_with("Plan 'p': Missing required file: plan.md")
+        );
+    }
+
+    #[test]
+    fn a_due_review_names_its_files_and_model() {
+        let d = due(decide(
+            &plan(r#"{"next_phase":"plan-review","review_model":"sonnet"}"#).facts(),
+        ));
+        assert_eq!(
+            (d.review, d.iteration, d.model.as_str()),
+            (Review::Plan, 1, "sonnet")
+        );
+        assert_eq!(
+            (d.review_file.as_str(), d.post_file.as_str()),
+            ("plan-review-1.md", "plan-post-review-1.md")
+        );
+    }
+
+    #[test]
+    fn post_review_detection_continues_the_cycle() {
+        let s = r#"{"phase":"code-review","next_phase":"post-code-review","phase_iteration":2,"current_task":3}"#;
+        let p = plan(s)
+            .with_files(&["tasks.md", "task-3.md", "task-3-code-post-review-2.md"])
+            .with_tasks(&[("3", "pending")]);
+        let d = due(decide(&p.facts()));
+        assert_eq!(
+            (d.iteration, d.review_file.as_str()),
+            (3, "task-3-code-review-3.md")
+        );
+        assert_eq!(
+            (d.base.phase.as_str(), d.base.next_phase.as_deref()),
+            ("post-code-review", Some("code-review"))
+        );
+        assert_eq!(
+            d.read.phase, "code-review",
+            "the state as read is kept for a failure write"
+        );
+    }
+
+    #[test]
+    fn hard_stop_reasons_are_checked_before_preconditions() {
+        let p = plan(r#"{"next_phase":"code-review","phase_iteration":4,"max_reviews":4}"#);
+        match decide(&p.facts()) {
+            Step::HardStop(h, _) => {
+                assert_eq!((h.reason, h.iterations), (StopReason::MaxReviewsReached, 4))
+            }
+            other => panic!("{other:?}"),
+        }
+        let p = plan(r#"{"next_phase":"plan-review","review_failures":3}"#);
+        match decide(&p.facts()) {
+            Step::HardStop(h, _) => assert_eq!(h.reason, StopReason::ReviewerFailuresExhausted),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_failed_reviewer_changes_only_the_failure_count() {
+        let p =
+            plan(r#"{"phase":"plan-review","next_phase":"post-plan-review","phase_iteration":1}"#)
+                .with_files(&["plan-review-1.md", "plan-post-review-1.md"]);
+        let f = p.facts();
+        let d = due(decide(&f));
+        let o = conclude(
+            &f,
+            &d,
+            &Reviewed::Failed {
+                reason: "boom".into(),
+                log: "l".into(),
+                exit: Some(2),
+            },
+        );
+        let mut expected = d.read.clone();
+        expected.review_failures = 1;
+        assert_eq!(o.write, Some(expected));
+        assert!(!o.answer.is_block());
+        assert_eq!(o.record.path, Path::ReviewerFailed);
+    }
+
+    #[test]
+    fn verdicts_move_the_streak_and_toggle_the_model() {
+        let p = plan(r#"{"next_phase":"plan-review","consecutive_clean":0}"#);
+        let f = p.facts();
+        let d = due(decide(&f));
+        let pass = conclude(&f, &d, &verdict(Verdict::Pass)).write.unwrap();
+        assert_eq!(
+            (pass.consecutive_clean, pass.review_model.as_str()),
+            (1, "sonnet")
+        );
+        let unknown = conclude(&f, &d, &verdict(Verdict::Unknown));
+        assert_eq!(unknown.write.unwrap().consecutive_clean, 0);
+        assert!(unknown.answer.text().unwrap().contains("gave no verdict"));
+    }
+
+    #[test]
+    fn auto_continue_blocks_only_when_there_is_more_to_do() {
+        let p = plan(r#"{"next_phase":"plan-review","consecutive_clean":1,"auto_continue":true}"#);
+        let f = p.facts();
+        let o = conclude(&f, &due(decide(&f)), &verdict(Verdict::Pass));
+        assert!(o.answer.is_block() && o.answer.text().unwrap().contains("taskie continue-plan"));
+        let p =
+            plan(r#"{"next_phase":"all-code-review","consecutive_clean":1,"auto_continue":true}"#)
+                .with_files(&["tasks.md", "task-1.md"])
+                .with_tasks(&[("1", "done")]);
+        let f = p.facts();
+        let o = conclude(&f, &due(decide(&f)), &verdict(Verdict::Pass));
+        assert!(!o.answer.is_block());
+        assert_eq!(o.record.path, Path::Advanced);
+    }
+}

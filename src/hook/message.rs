@@ -1,0 +1,128 @@
+//! Every text the hook shows the agent or the user. Each one says what happened and
+//! the exact next action, so nobody has to guess.
+
+use crate::model::cycle::{Due, MAX_REVIEW_FAILURES};
+use crate::model::facts::Facts;
+use crate::model::phase::{self, Review};
+use crate::model::state::StateError;
+use crate::model::verdict::{Reading, Verdict};
+
+pub fn invalid_plan(plan: &str, errors: &[String]) -> String {
+    format!(
+        "Plan '{plan}': {}. Fix: rename, move or remove the files named (plan files follow the names in ground-rules.md; \
+         notes belong outside .taskie/plans/{plan}/), then run `taskie validate --plan {plan}`. \
+         Nothing else happens for this plan until it is valid.",
+        errors.join("; ")
+    )
+}
+
+pub fn state_error(plan: &str, e: &StateError) -> String {
+    // StateError's text starts with "state.json", so prefixing the directory names the file.
+    format!(
+        "Taskie: plan '{plan}': .taskie/plans/{plan}/{e}. The file was left unchanged; no review runs until it is fixed."
+    )
+}
+
+pub fn no_current_task(plan: &str, r: Review) -> String {
+    format!(
+        "Taskie: plan '{plan}' is in a {r} cycle but state.json has no current_task, so the post-review file cannot be named. \
+         Set it with `taskie state set current_task=<N>`."
+    )
+}
+
+pub fn post_review_owed(plan: &str, r: Review, n: u64, path: &str) -> String {
+    format!(
+        "Taskie: plan '{plan}': {r} #{n} is waiting for its post-review. Perform /taskie:{} and write {path}; \
+         the next review runs at the first stop after that file exists.",
+        r.post_name()
+    )
+}
+
+pub fn unknown_next_phase(plan: &str, name: &str) -> String {
+    format!(
+        "Taskie: plan '{plan}': next_phase \"{name}\" in state.json is not a phase, so no review runs. \
+         Fix it with `taskie state set next_phase=<phase>` (or `null`); phases: {}.",
+        phase::PHASES.join(", ")
+    )
+}
+
+pub fn reviews_disabled(target: &str) -> String {
+    format!(
+        "Reviews are disabled (max_reviews=0): advanced to {target}. Run /taskie:continue-plan."
+    )
+}
+
+pub fn precondition(plan: &str, r: Review, missing: &str) -> String {
+    format!(
+        "Taskie: plan '{plan}': {r} is due but cannot run: missing {missing}. Create it, then stop again; state.json is unchanged."
+    )
+}
+
+pub fn reviewer_failed(plan: &str, due: &Due, reason: &str, log: &str, failures: u64) -> String {
+    let r = due.review;
+    let head = format!(
+        "Taskie: plan '{plan}': the {r} reviewer (review #{}, model {}) failed: {reason}. Log: {log}.",
+        due.iteration, due.model
+    );
+    if failures < MAX_REVIEW_FAILURES {
+        format!(
+            "{head} It will be retried at the next stop (attempt {failures} of {} failed).",
+            MAX_REVIEW_FAILURES
+        )
+    } else {
+        format!(
+            "{head} That was attempt {failures} of {}: reviews for this plan are hard-stopped. Fix the reviewer \
+             (see the log; `TASKIE_REVIEWER` chooses the program), then run `taskie state set review_failures=0`, \
+             or skip this review with `taskie advance`.",
+            MAX_REVIEW_FAILURES
+        )
+    }
+}
+
+pub fn passed(r: Review, streak: u64, target: &str) -> String {
+    format!(
+        "{r} passed ({streak} clean reviews in a row). Next: {target}. Run /taskie:continue-plan."
+    )
+}
+
+pub fn auto_continue(r: Review, streak: u64, target: &str) -> String {
+    format!(
+        "{r} passed ({streak} clean reviews in a row). Next: {target}. auto_continue is on: run `taskie continue-plan` \
+         now and do what it says."
+    )
+}
+
+/// The block reason after a review that did not end the cycle (SPEC §5 step 17).
+pub fn address_review(
+    f: &Facts,
+    due: &Due,
+    reading: &Reading,
+    streak: u64,
+    required: u64,
+) -> String {
+    let r = due.review;
+    let review = f.rel(&due.review_file);
+    let post = f.rel(&due.post_file);
+    let verdict = match reading.verdict {
+        Verdict::Pass => format!(
+            "Verdict: PASS ({streak} of {required} clean reviews in a row needed to end the cycle)."
+        ),
+        Verdict::Fail => "Verdict: FAIL.".to_string(),
+        Verdict::Unknown => "The reviewer gave no verdict, so it counts as FAIL.".to_string(),
+    };
+    let what = match due.task {
+        Some(t) => format!("task {t} of plan '{}'", f.plan),
+        None => format!("plan '{}'", f.plan),
+    };
+    format!(
+        "An independent reviewer (a fresh {} session with none of your context) ran {r} #{n} on {what} and wrote {review}. \
+         {verdict} Now perform /taskie:{post_action}: read {review}, address every finding (fix it, or explain why not), \
+         and write what you did to {post}. Do not edit state.json by hand: the hook detects {post_file} by itself. \
+         When that file is written and committed, stop, so review #{next} runs.",
+        due.model,
+        n = due.iteration,
+        post_action = r.post_name(),
+        post_file = due.post_file,
+        next = due.iteration.saturating_add(1),
+    )
+}

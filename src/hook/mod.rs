@@ -1,0 +1,342 @@
+//! `taskie-hook`: the I/O around the decision procedure (SPEC §4, §5). Reads the
+//! event and the plan, calls `decide`, runs the reviewer when one is due, writes
+//! state.json, prints the answer, logs the event — in that order.
+
+use crate::clock::Utc;
+use crate::hook::answer::Answer;
+use crate::hook::input::Event;
+use crate::model::cycle::{Due, HardStop};
+use crate::model::facts::Facts;
+use crate::model::state::State;
+use crate::reviewer;
+use crate::store::event_log::{self, Path as Branch, Record};
+use crate::store::lock::{self, PlanLock};
+use crate::store::project::Project;
+use crate::store::select::{self, SelectError, Selected};
+use crate::store::snapshot::{Gathered, escaping_link, state_bytes};
+use crate::store::{atomic, diagnostics};
+use decide::{Outcome, Step};
+
+pub mod answer;
+pub mod decide;
+pub mod dry_run;
+pub mod input;
+pub mod message;
+use std::io::{Read, Write};
+use std::panic::{self, AssertUnwindSafe};
+use std::path::PathBuf;
+use std::time::Instant;
+
+/// Stdin beyond this is not an event Claude Code sends; reading stops there.
+const STDIN_LIMIT: u64 = 4 * 1024 * 1024;
+
+/// Options shared by `taskie-hook` and `taskie hook`.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    pub plan: Option<String>,
+}
+
+/// Runs the hook as Claude Code calls it. Never panics, never fails: the exit status
+/// is always 0 (fail open, SPEC §4).
+pub fn main(opts: &Options) {
+    if crate::hook::input::skip_requested() {
+        return;
+    }
+    let started = Instant::now();
+    reset_sigchld();
+    let mut input = Vec::new();
+    let _ = std::io::stdin()
+        .lock()
+        .take(STDIN_LIMIT)
+        .read_to_end(&mut input);
+    panic::set_hook(Box::new(|info| {
+        eprintln!("taskie-hook: internal error: {info}")
+    }));
+    let finished = panic::catch_unwind(AssertUnwindSafe(|| run(opts, &input))).unwrap_or_else(|_| Finished {
+        answer: Answer::allow(
+            "Taskie: the hook hit an internal error (details on stderr) and allowed this stop; state.json was not \
+             left half-written. Please report it.",
+        ),
+        event: None,
+        _lock: None,
+    });
+    finished.emit(started);
+}
+
+/// An inherited "ignore SIGCHLD" makes the kernel discard the reviewer's exit status,
+/// so the hook restores the default before it could start one.
+fn reset_sigchld() {
+    // SAFETY: setting a signal disposition to SIG_DFL installs no handler code and
+    // happens before this process starts any thread of its own.
+    unsafe {
+        libc::signal(libc::SIGCHLD, libc::SIG_DFL);
+    }
+}
+
+/// What a run decided: the answer, and the event to log after printing it.
+pub struct Finished {
+    pub answer: Answer,
+    pub event: Option<(PathBuf, Record)>,
+    _lock: Option<PlanLock>,
+}
+
+impl Finished {
+    fn answer(answer: Answer) -> Finished {
+        Finished {
+            answer,
+            event: None,
+            _lock: None,
+        }
+    }
+
+    /// Prints the answer, then logs the event (SPEC §5 step 18).
+    pub fn emit(self, started: Instant) {
+        let out = self.answer.to_stdout();
+        if !out.is_empty() {
+            let mut stdout = std::io::stdout().lock();
+            let _ = writeln!(stdout, "{out}");
+            let _ = stdout.flush();
+        }
+        if let Some((logs, mut rec)) = self.event {
+            rec.ts = Utc::now().rfc3339();
+            rec.duration_ms = started.elapsed().as_millis() as u64;
+            let log = logs.join(event_log::FILE);
+            // Appending would write through a link to wherever it points (docs/security.md).
+            if std::fs::symlink_metadata(&log).is_ok_and(|m| m.file_type().is_symlink()) {
+                eprintln!(
+                    "taskie-hook: {} is a symbolic link; the event was not logged",
+                    log.display()
+                );
+            } else if let Err(e) =
+                fs_err::create_dir_all(&logs).and_then(|_| event_log::append(&logs, &rec))
+            {
+                eprintln!("taskie-hook: cannot write the event log: {e}");
+            }
+        }
+    }
+}
+
+/// Where the run is: the event, the project and the plan (SPEC §5 steps 2–6).
+pub struct Located {
+    pub event: Event,
+    pub project: Project,
+    pub selected: Selected,
+}
+
+/// Steps 2–6. `Err` carries the answer for the early exit and the branch name.
+pub fn locate(opts: &Options, input: &[u8]) -> Result<Located, (Answer, &'static str)> {
+    let event = Event::parse(input).map_err(|m| (Answer::allow(m), "bad-input"))?;
+    if event.is_subagent_stop() {
+        return Err((Answer::Allow(None), "subagent-stop"));
+    }
+    let root = match &event.cwd {
+        Some(c) => PathBuf::from(c),
+        None => std::env::var_os("CLAUDE_PROJECT_DIR")
+            .filter(|d| !d.is_empty())
+            .map(PathBuf::from)
+            .or_else(|| std::env::current_dir().ok())
+            .unwrap_or_default(),
+    };
+    if !root.is_dir() {
+        let m = format!(
+            "Taskie: the project directory {} does not exist, so the hook did nothing.",
+            root.display()
+        );
+        return Err((Answer::allow(m), "no-project-dir"));
+    }
+    let project = Project::new(root);
+    if !project.plans().is_dir() {
+        return Err((Answer::Allow(None), "no-plans-dir"));
+    }
+    let explicit = opts
+        .plan
+        .clone()
+        .or_else(|| std::env::var("TASKIE_PLAN").ok().filter(|p| !p.is_empty()));
+    let selected = match select::select(&project.plans(), explicit.as_deref(), &mut |w| {
+        eprintln!("taskie-hook: {w}")
+    }) {
+        Ok(Some(s)) => s,
+        Ok(None) => return Err((Answer::Allow(None), "no-plan")),
+        Err(e @ SelectError::Explicit(_)) => {
+            return Err((Answer::allow(format!("Taskie: {e}.")), "no-plan"));
+        }
+        Err(e) => {
+            return Err((
+                Answer::allow(format!("Taskie: {e}; the hook did nothing.")),
+                "no-plan",
+            ));
+        }
+    };
+    Ok(Located {
+        event,
+        project,
+        selected,
+    })
+}
+
+fn run(opts: &Options, input: &[u8]) -> Finished {
+    let Located {
+        event,
+        project,
+        selected,
+    } = match locate(opts, input) {
+        Ok(l) => l,
+        Err((answer, _)) => return Finished::answer(answer),
+    };
+    let plan = selected.id;
+    let logs = project.logs();
+    let internal = |what: String| {
+        let rec = Record {
+            plan: plan.clone(),
+            outcome: "allow",
+            path: Branch::InternalError,
+            ..Record::default()
+        };
+        Finished {
+            answer: Answer::allow(format!(
+                "Taskie: plan '{plan}': {what}; the hook allowed this stop and changed nothing."
+            )),
+            event: Some((logs.clone(), rec)),
+            _lock: None,
+        }
+    };
+    // Before anything is created or written (the lock file is the first write).
+    if let Some(problem) = escaping_link(&project, &plan) {
+        return Finished::answer(Answer::allow(format!(
+            "Taskie: plan '{plan}': {problem}. The hook writes only inside the project, so it did nothing; \
+             replace the link with a real directory."
+        )));
+    }
+    let lock = match lock::try_lock(&project.locks(), &plan) {
+        Ok(Some(l)) => l,
+        Ok(None) => {
+            let rec = Record {
+                plan: plan.clone(),
+                outcome: "allow",
+                path: Branch::Locked,
+                ..Record::default()
+            };
+            let m = format!(
+                "Taskie: a review for plan '{plan}' is already running (another taskie-hook holds .taskie/locks/{plan}.lock); \
+                 this stop was allowed."
+            );
+            return Finished {
+                answer: Answer::allow(m),
+                event: Some((logs, rec)),
+                _lock: None,
+            };
+        }
+        Err(e) => return internal(format!("cannot take the plan lock: {e}")),
+    };
+    let dir = project.plan_dir(&plan);
+    let state_path = dir.join("state.json");
+    let gathered = match Gathered::read_locked(&dir, &plan, event.stop_hook_active) {
+        Ok(g) => g,
+        Err(e) => return internal(format!("cannot read the plan directory: {e}")),
+    };
+    let facts = gathered.facts();
+    let outcome = match decide::decide(&facts) {
+        Step::Done(outcome) => outcome,
+        Step::HardStop(stop, record) => hard_stop(&project, &facts, stop, record, true),
+        Step::Review(due) => {
+            if let Err(e) = fs_err::create_dir_all(&logs) {
+                return internal(format!("cannot create {}: {e}", logs.display()));
+            }
+            let config = reviewer::Config::from_env(&mut |w| eprintln!("taskie-hook: {w}"));
+            let before = state_bytes(&state_path).ok().flatten();
+            let reviewed = reviewer::review(&project, &facts, &due, &config);
+            let outcome = decide::conclude(&facts, &due, &reviewed);
+            match state_bytes(&state_path).ok().flatten() {
+                now if now == before => outcome,
+                now => {
+                    let log = newest_review_log(&project, &plan, &due);
+                    decide::state_edited(
+                        &facts,
+                        &due,
+                        now.map(|b| State::parse(&b)),
+                        &log,
+                        outcome.record,
+                    )
+                }
+            }
+        }
+    };
+    let answer = match &outcome.write {
+        Some(state) => {
+            atomic::pause_point("before-state-write", &state_path);
+            match atomic::write(&state_path, state.to_json().as_bytes()) {
+                Ok(()) => {
+                    atomic::pause_point("after-state-write", &state_path);
+                    outcome.answer
+                }
+                Err(e) => Answer::allow(format!(
+                    "Taskie: plan '{plan}': could not write state.json ({e}); it still holds the previous state, \
+                     so the next stop repeats this step."
+                )),
+            }
+        }
+        None => outcome.answer,
+    };
+    Finished {
+        answer,
+        event: Some((logs, outcome.record)),
+        _lock: Some(lock),
+    }
+}
+
+/// The reviewer log of review `due` (names end in a sortable UTC timestamp).
+fn newest_review_log(project: &Project, plan: &str, due: &Due) -> String {
+    let prefix = format!("review-{plan}-{}-{}-", due.review, due.iteration);
+    let newest = std::fs::read_dir(project.logs())
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with(&prefix) && n.ends_with(".log"))
+        .max();
+    format!(
+        ".taskie/logs/{}",
+        newest.unwrap_or_else(|| format!("{prefix}*.log"))
+    )
+}
+
+/// SPEC §5 step 14 and §10: the answer for a hard stop; writes the diagnostics file
+/// when `write` is set (not in a dry run).
+pub fn hard_stop(
+    project: &Project,
+    f: &Facts,
+    stop: HardStop,
+    record: Record,
+    write: bool,
+) -> Outcome {
+    let logs = project.logs();
+    let history = event_log::history(&logs, f.plan, stop.review.name());
+    let verdicts = event_log::cycle_verdicts(&history, stop.iterations);
+    let last = stop.last_review.as_ref().and_then(|name| {
+        let text = std::fs::read_to_string(project.plan_dir(f.plan).join(name)).ok()?;
+        Some((f.rel(name), text))
+    });
+    let (diag, mut message) = diagnostics::build(
+        f.plan,
+        &stop,
+        f.tasks,
+        &verdicts,
+        last.as_ref().map(|(p, t)| (p.as_str(), t.as_str())),
+    );
+    if write {
+        let path = logs.join(diagnostics::file_name(f.plan));
+        let text = serde_json::to_string_pretty(&diag).unwrap_or_default() + "\n";
+        if let Err(e) =
+            fs_err::create_dir_all(&logs).and_then(|_| atomic::write(&path, text.as_bytes()))
+        {
+            message.push_str(&format!(
+                " (The diagnostics file could not be written: {e}.)"
+            ));
+        }
+    }
+    Outcome {
+        answer: Answer::allow(message),
+        write: None,
+        record,
+    }
+}

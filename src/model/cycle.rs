@@ -1,0 +1,217 @@
+//! The review cycle (SPEC §5 steps 14–17, §6): where a passed review leads, what a
+//! new cycle starts from, and when a cycle is hard-stopped. Each rule is written here
+//! once; the hook, `continue-plan`, `status`, `mark` and `advance` call it.
+
+use crate::model::phase::Review;
+use crate::model::state::State;
+use crate::model::tasks::TaskRow;
+use crate::model::verdict::Reading;
+
+/// Review failures in a row that turn into a hard stop (SPEC §5 step 14).
+pub const MAX_REVIEW_FAILURES: u64 = 3;
+
+/// The review cycle in progress: `next_phase` is a review or its post-review.
+pub fn in_progress(s: &State) -> Option<Review> {
+    let next = s.next_phase.as_deref()?;
+    Review::from_name(next).or_else(|| Review::from_post_name(next))
+}
+
+/// Why review N = `phase_iteration + 1` may not run (SPEC §5 step 14), if it may not.
+/// Reviewer failures are checked first: they are what the human must fix. An iteration
+/// count that cannot grow is a spent cycle too (saturating would repeat the iteration).
+/// With reviews disabled there is no cycle to stop.
+pub fn hard_stop(s: &State) -> Option<StopReason> {
+    let done = s.phase_iteration.unwrap_or(0);
+    if s.max_reviews == 0 {
+        None
+    } else if s.review_failures >= MAX_REVIEW_FAILURES {
+        Some(StopReason::ReviewerFailuresExhausted)
+    } else if done.checked_add(1).is_none_or(|n| n > s.max_reviews) {
+        Some(StopReason::MaxReviewsReached)
+    } else {
+        None
+    }
+}
+
+/// A new cycle (SPEC §14 "cycle reset"): no reviews run, the first reviewer model, no
+/// clean streak, no failures.
+pub fn reset(s: &mut State) {
+    s.phase_iteration = Some(0);
+    s.review_model = FIRST_MODEL.into();
+    s.consecutive_clean = 0;
+    s.review_failures = 0;
+}
+
+/// The model a cycle starts with (SPEC §1).
+pub const FIRST_MODEL: &str = "opus";
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StopReason {
+    MaxReviewsReached,
+    ReviewerFailuresExhausted,
+}
+
+impl StopReason {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            StopReason::MaxReviewsReached => "max_reviews_reached",
+            StopReason::ReviewerFailuresExhausted => "reviewer_failures_exhausted",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct HardStop {
+    pub reason: StopReason,
+    pub review: Review,
+    pub task: Option<u64>,
+    /// Reviews already run in this cycle.
+    pub iterations: u64,
+    pub state: State,
+    /// The newest review file of this cycle, if any was written.
+    pub last_review: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Due {
+    pub review: Review,
+    pub iteration: u64,
+    pub model: String,
+    pub task: Option<u64>,
+    pub review_file: String,
+    pub post_file: String,
+    /// The state as read.
+    pub read: State,
+    /// The state the review starts from (after post-review detection).
+    pub base: State,
+}
+
+/// How the reviewer run ended, as far as the decision cares.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Reviewed {
+    Failed {
+        reason: String,
+        log: String,
+        exit: Option<i32>,
+    },
+    Verdict {
+        reading: Reading,
+        exit: i32,
+    },
+}
+
+/// Where a passed review `r` leads (SPEC §6).
+pub fn advance_target(r: Review, state: &State, tasks: &[TaskRow]) -> &'static str {
+    let implement = if state.tdd {
+        "complete-task-tdd"
+    } else {
+        "complete-task"
+    };
+    match r {
+        Review::Plan => "create-tasks",
+        Review::Tasks => implement,
+        Review::Code => {
+            let current = state.current_task.map(|t| t.to_string());
+            let other_unfinished = tasks
+                .iter()
+                .any(|t| !t.is_finished() && current.as_deref() != Some(task_key(t).as_str()));
+            if other_unfinished {
+                implement
+            } else {
+                "all-code-review"
+            }
+        }
+        Review::AllCode => "complete",
+    }
+}
+
+/// Applies the advance of SPEC §6 to `state` as if cycle `r` passed at `iteration`.
+pub fn apply_advance(state: &mut State, r: Review, tasks: &[TaskRow], iteration: u64) {
+    let target = advance_target(r, state, tasks);
+    state.phase = r.name().into();
+    state.next_phase = Some(target.into());
+    state.phase_iteration = Some(iteration);
+    if target == "all-code-review" {
+        // The whole-implementation review is a new cycle (SPEC §6).
+        reset(state);
+    }
+}
+
+/// A task's id for comparisons: its number when it has one, else its text.
+fn task_key(t: &TaskRow) -> String {
+    t.number()
+        .map(|n| n.to_string())
+        .unwrap_or_else(|| t.id.clone())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn advance_targets_follow_the_table() {
+        let tasks = |rows: &[(&str, &str)]| -> Vec<TaskRow> {
+            rows.iter()
+                .map(|(id, s)| TaskRow {
+                    id: id.to_string(),
+                    status: s.to_string(),
+                })
+                .collect()
+        };
+        let mut s = State::default();
+        s.current_task = Some(2);
+        assert_eq!(advance_target(Review::Plan, &s, &[]), "create-tasks");
+        assert_eq!(advance_target(Review::Tasks, &s, &[]), "complete-task");
+        assert_eq!(advance_target(Review::AllCode, &s, &[]), "complete");
+        let open = tasks(&[("1", "done"), ("2", "pending"), ("3", "blocked")]);
+        assert_eq!(advance_target(Review::Code, &s, &open), "complete-task");
+        let last = tasks(&[("1", "done"), ("2", "in progress"), ("3", "postponed")]);
+        assert_eq!(advance_target(Review::Code, &s, &last), "all-code-review");
+        s.tdd = true;
+        assert_eq!(advance_target(Review::Tasks, &s, &[]), "complete-task-tdd");
+        assert_eq!(advance_target(Review::Code, &s, &open), "complete-task-tdd");
+    }
+
+    #[test]
+    fn the_all_code_review_cycle_starts_fresh() {
+        let mut s = State::default();
+        (s.current_task, s.consecutive_clean, s.review_model) = (Some(1), 2, "sonnet".into());
+        apply_advance(
+            &mut s,
+            Review::Code,
+            &[TaskRow {
+                id: "1".into(),
+                status: "done".into(),
+            }],
+            5,
+        );
+        assert_eq!(
+            (
+                s.phase.as_str(),
+                s.next_phase.as_deref(),
+                s.phase_iteration,
+                s.consecutive_clean,
+                s.review_model.as_str()
+            ),
+            ("code-review", Some("all-code-review"), Some(0), 0, "opus")
+        );
+    }
+
+    #[test]
+    fn a_cycle_is_hard_stopped_by_failures_first_then_by_its_limit() {
+        let mut s = State::default();
+        s.max_reviews = 2;
+        s.phase_iteration = Some(1);
+        assert_eq!(hard_stop(&s), None);
+        s.phase_iteration = Some(2);
+        assert_eq!(hard_stop(&s), Some(StopReason::MaxReviewsReached));
+        s.review_failures = MAX_REVIEW_FAILURES;
+        assert_eq!(hard_stop(&s), Some(StopReason::ReviewerFailuresExhausted));
+        s.phase_iteration = Some(u64::MAX);
+        s.review_failures = 0;
+        s.max_reviews = u64::MAX;
+        assert_eq!(hard_stop(&s), Some(StopReason::MaxReviewsReached));
+        s.max_reviews = 0;
+        assert_eq!(hard_stop(&s), None, "reviews disabled: nothing to stop");
+    }
+}

@@ -1,0 +1,14 @@
+//! The rules, with no I/O: phases, state.json's fields, plan file names, the task table,
+//! structure validation, the review cycle and the verdict. Everything here is a pure
+//! function of its arguments, so it is unit-tested in place and reused by the hook,
+//! `--dry-run` and every command.
+
+pub mod cycle;
+pub mod facts;
+pub mod phase;
+pub mod plan_file;
+pub mod state;
+pub mod tasks;
+pub mod text;
+pub mod validate;
+pub mod verdict;

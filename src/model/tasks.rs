@@ -1,0 +1,339 @@
+//! The task table in `tasks.md` (SPEC §2, §6, §7 rule 9).
+
+use std::fmt;
+
+/// One task row; cells are trimmed but otherwise as written.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TaskRow {
+    pub id: String,
+    pub status: String,
+}
+
+impl TaskRow {
+    /// The id as a task number, if it is a plain decimal integer (decoration allowed).
+    pub fn number(&self) -> Option<u64> {
+        crate::model::text::decimal(strip_decoration(&self.id))
+    }
+
+    /// Whether the status counts as finished (§6).
+    pub fn is_finished(&self) -> bool {
+        is_finished(&self.status)
+    }
+}
+
+/// Why `tasks.md` is not a usable task table.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum TasksError {
+    NonTable,
+    NoRows,
+    HeaderOnly,
+}
+
+impl TasksError {
+    /// The exact §7 rule 9 message.
+    pub fn message(&self) -> &'static str {
+        match self {
+            TasksError::NonTable => "tasks.md contains non-table content",
+            TasksError::NoRows => "tasks.md has no table rows",
+            TasksError::HeaderOnly => "tasks.md has no task rows (header-only table)",
+        }
+    }
+}
+
+impl fmt::Display for TasksError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.message())
+    }
+}
+
+impl std::error::Error for TasksError {}
+
+/// Parses the task table; rows come back in file order.
+pub fn parse(content: &str) -> Result<Vec<TaskRow>, TasksError> {
+    // Editors on Windows may save a UTF-8 BOM; it is not content the user wrote.
+    let content = content.strip_prefix('\u{feff}').unwrap_or(content);
+    let mut rows = Vec::new();
+    // `lines()` also drops the `\r` of CRLF endings.
+    for line in content.lines() {
+        let line = line.trim();
+        if line.is_empty() {
+            continue;
+        }
+        if !line.starts_with('|') {
+            // Checked over the whole file before anything else, so prose anywhere wins.
+            return Err(TasksError::NonTable);
+        }
+        rows.push(line);
+    }
+    if rows.is_empty() {
+        return Err(TasksError::NoRows);
+    }
+    if rows.len() < 3 {
+        return Err(TasksError::HeaderOnly);
+    }
+
+    let header = cells(rows[0]);
+    let find = |pred: fn(&str) -> bool| {
+        header
+            .iter()
+            .position(|c| pred(&strip_decoration(c).to_lowercase()))
+    };
+    let id_col = find(|h| h == "id" || h == "#").unwrap_or(0);
+    let status_col = find(|h| h == "status").unwrap_or(1);
+
+    // Row 2 is the separator; later separator-looking (or all-blank) rows are layout, not tasks.
+    let tasks: Vec<TaskRow> = rows[2..]
+        .iter()
+        .filter(|row| !is_separator(row))
+        .map(|row| {
+            let cells = cells(row);
+            let cell = |i: usize| cells.get(i).map(|c| c.to_string()).unwrap_or_default();
+            TaskRow {
+                id: cell(id_col),
+                status: cell(status_col),
+            }
+        })
+        .collect();
+    if tasks.is_empty() {
+        return Err(TasksError::HeaderOnly);
+    }
+    Ok(tasks)
+}
+
+/// Whether a status counts as finished (§6): done, completed, complete, cancelled,
+/// canceled, postponed or skipped, ignoring case, whitespace and emphasis.
+pub fn is_finished(status: &str) -> bool {
+    matches!(
+        strip_decoration(status).to_lowercase().as_str(),
+        "done" | "completed" | "complete" | "cancelled" | "canceled" | "postponed" | "skipped"
+    )
+}
+
+/// Users decorate cells (`**Done**`, `` `ID` ``); matching ignores the decoration.
+fn strip_decoration(s: &str) -> &str {
+    s.trim_matches(|c: char| c.is_whitespace() || matches!(c, '*' | '_' | '`' | '~'))
+}
+
+/// The cells of a trimmed row that starts with `|`; the trailing pipe is optional.
+fn cells(row: &str) -> Vec<&str> {
+    let inner = &row[1..];
+    let inner = inner.strip_suffix('|').unwrap_or(inner);
+    inner.split('|').map(str::trim).collect()
+}
+
+fn is_separator(row: &str) -> bool {
+    row.chars()
+        .all(|c| matches!(c, '-' | ':' | '|') || c.is_whitespace())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn row(id: &str, status: &str) -> TaskRow {
+        TaskRow {
+            id: id.to_string(),
+            status: status.to_string(),
+        }
+    }
+
+    #[test]
+    fn simple_table_parses_in_order() {
+        let md = "| Id | Title | Status |\n|---|---|---|\n| 1 | A | done |\n| 2 | B | pending |\n";
+        assert_eq!(parse(md), Ok(vec![row("1", "done"), row("2", "pending")]));
+    }
+
+    #[test]
+    fn crlf_table_parses() {
+        let md = "| Id | Status |\r\n|----|--------|\r\n| 1 | done |\r\n| 2 | in progress |\r\n";
+        assert_eq!(
+            parse(md),
+            Ok(vec![row("1", "done"), row("2", "in progress")])
+        );
+    }
+
+    #[test]
+    fn uppercase_id_header_is_found() {
+        let md = "| Title | ID | Status |\n|-|-|-|\n| A | 7 | Done |\n";
+        assert_eq!(parse(md), Ok(vec![row("7", "Done")]));
+    }
+
+    #[test]
+    fn hash_header_is_the_id_column() {
+        let md = "| Title | # | Status |\n|-|-|-|\n| A | 3 | pending |\n";
+        assert_eq!(parse(md), Ok(vec![row("3", "pending")]));
+    }
+
+    #[test]
+    fn status_in_column_three_is_found() {
+        let md = "| # | Title | Status | Notes |\n|---|---|---|---|\n| 1 | A | done | x |\n";
+        assert_eq!(parse(md), Ok(vec![row("1", "done")]));
+    }
+
+    #[test]
+    fn headers_with_emphasis_are_found() {
+        let md = "| Title | **ID** | `Status` |\n|-|-|-|\n| A | 2 | skipped |\n";
+        assert_eq!(parse(md), Ok(vec![row("2", "skipped")]));
+    }
+
+    #[test]
+    fn without_known_headers_first_column_is_id_and_second_is_status() {
+        let md = "| Task | State | Title |\n|-|-|-|\n| 1 | done | A |\n";
+        assert_eq!(parse(md), Ok(vec![row("1", "done")]));
+    }
+
+    #[test]
+    fn only_the_missing_header_falls_back_to_its_default_column() {
+        let md = "| Task | Title | Status |\n|-|-|-|\n| 4 | A | done |\n";
+        assert_eq!(parse(md), Ok(vec![row("4", "done")]));
+    }
+
+    #[test]
+    fn missing_cell_becomes_empty_string() {
+        let md = "| Id | Title | Status |\n|-|-|-|\n| 1 |\n";
+        assert_eq!(parse(md), Ok(vec![row("1", "")]));
+    }
+
+    #[test]
+    fn trailing_pipe_is_optional() {
+        let md = "| Id | Status\n|---|---\n| 1 | done\n| 2 | pending |\n";
+        assert_eq!(parse(md), Ok(vec![row("1", "done"), row("2", "pending")]));
+    }
+
+    #[test]
+    fn blank_lines_and_indentation_are_ignored() {
+        let md = "\n  \n  | Id | Status |\n\t|---|---|\n\n   | 1 | done |   \n \n";
+        assert_eq!(parse(md), Ok(vec![row("1", "done")]));
+    }
+
+    #[test]
+    fn later_separator_rows_are_skipped() {
+        let md = "| Id | Status |\n|---|---|\n| 1 | done |\n| :-- | --: |\n| 2 | pending |\n";
+        assert_eq!(parse(md), Ok(vec![row("1", "done"), row("2", "pending")]));
+    }
+
+    #[test]
+    fn utf8_bom_is_tolerated() {
+        let md = "\u{feff}| Id | Status |\n|---|---|\n| 1 | done |\n";
+        assert_eq!(parse(md), Ok(vec![row("1", "done")]));
+    }
+
+    #[test]
+    fn prose_is_non_table_content() {
+        assert_eq!(parse("# Tasks\n"), Err(TasksError::NonTable));
+        assert_eq!(
+            parse("Some notes\n| Id | Status |\n|---|---|\n| 1 | done |\n"),
+            Err(TasksError::NonTable)
+        );
+    }
+
+    #[test]
+    fn non_table_is_checked_before_row_counts() {
+        assert_eq!(
+            parse("| Id | Status |\ntrailing prose\n"),
+            Err(TasksError::NonTable)
+        );
+    }
+
+    #[test]
+    fn empty_file_has_no_table_rows() {
+        assert_eq!(parse(""), Err(TasksError::NoRows));
+        assert_eq!(parse(" \r\n\n\t\n"), Err(TasksError::NoRows));
+    }
+
+    #[test]
+    fn header_and_separator_only_is_header_only() {
+        assert_eq!(
+            parse("| Id | Status |\n|---|---|\n"),
+            Err(TasksError::HeaderOnly)
+        );
+        assert_eq!(parse("| Id | Status |\n"), Err(TasksError::HeaderOnly));
+    }
+
+    #[test]
+    fn table_whose_only_rows_are_separators_is_header_only() {
+        assert_eq!(
+            parse("| Id | Status |\n|---|---|\n|---|---|\n| | |\n"),
+            Err(TasksError::HeaderOnly)
+        );
+    }
+
+    #[test]
+    fn error_messages_are_the_spec_texts() {
+        assert_eq!(
+            TasksError::NonTable.message(),
+            "tasks.md contains non-table content"
+        );
+        assert_eq!(TasksError::NoRows.message(), "tasks.md has no table rows");
+        assert_eq!(
+            TasksError::HeaderOnly.message(),
+            "tasks.md has no task rows (header-only table)"
+        );
+        assert_eq!(
+            TasksError::HeaderOnly.to_string(),
+            TasksError::HeaderOnly.message()
+        );
+    }
+
+    #[test]
+    fn number_accepts_decorated_digits_only() {
+        assert_eq!(row("12", "").number(), Some(12));
+        assert_eq!(row("**3**", "").number(), Some(3));
+        assert_eq!(row("`4`", "").number(), Some(4));
+        assert_eq!(row("007", "").number(), Some(7));
+        assert_eq!(row("", "").number(), None);
+        assert_eq!(row("T1", "").number(), None);
+        assert_eq!(row("1.5", "").number(), None);
+        assert_eq!(row("-1", "").number(), None);
+        assert_eq!(row("+1", "").number(), None);
+        assert_eq!(row("99999999999999999999", "").number(), None);
+    }
+
+    #[test]
+    fn finished_statuses_are_recognised() {
+        for s in [
+            "done",
+            "completed",
+            "complete",
+            "cancelled",
+            "canceled",
+            "postponed",
+            "skipped",
+            "Done",
+            "DONE",
+            "  done  ",
+            "**Done**",
+            "`done`",
+            "_Completed_",
+            "~~skipped~~",
+            "** `Cancelled` **",
+        ] {
+            assert!(is_finished(s), "{s:?}");
+        }
+    }
+
+    #[test]
+    fn other_statuses_are_unfinished() {
+        for s in [
+            "",
+            "pending",
+            "in progress",
+            "in-progress",
+            "blocked",
+            "todo",
+            "done?",
+            "not done",
+            "done!",
+            "**",
+            "d one",
+        ] {
+            assert!(!is_finished(s), "{s:?}");
+        }
+    }
+
+    #[test]
+    fn row_is_finished_uses_its_status() {
+        assert!(row("1", "**Done**").is_finished());
+        assert!(!row("1", "pending").is_finished());
+    }
+}

@@ -1,0 +1,518 @@
+//! Plan structure validation (SPEC §7). Pure: the caller lists the directory and reads tasks.md.
+
+use std::collections::{BTreeMap, HashSet};
+
+use crate::model::plan_file::{PlanFile, Subject};
+use crate::model::tasks;
+
+/// What the hook saw directly inside one plan directory.
+#[derive(Debug, Clone, Default)]
+pub struct Listing {
+    /// Names of regular files (and anything not a directory) directly in the plan dir.
+    pub files: Vec<String>,
+    /// Some `*.md` exists in a subdirectory (any depth).
+    pub nested_md: bool,
+}
+
+/// Prefix of the temporary files of atomic writes (§3); they are never structure errors.
+use crate::model::plan_file::TEMP_PREFIX as TMP_PREFIX;
+
+/// All structure errors, in rule order then file-name order, each once.
+pub fn validate(listing: &Listing, tasks_md: Option<&str>) -> Vec<String> {
+    // One bucket per rule; each entry is (file name that orders it, message).
+    let mut rules: [Vec<(&str, String)>; 10] = Default::default();
+    let mut plan_files: Vec<(&str, PlanFile)> = Vec::new();
+
+    for name in &listing.files {
+        let name = name.as_str();
+        if name.starts_with(TMP_PREFIX) || name == "state.json" {
+            continue;
+        }
+        if name.ends_with(".md") {
+            match PlanFile::parse(name) {
+                Some(file) => plan_files.push((name, file)),
+                None => rules[1].push((name, format!("Invalid filename: {name}"))),
+            }
+        } else {
+            rules[9].push((
+                name,
+                format!(
+                    "Invalid file in plan directory: {name} \
+                     (only .md files and state.json allowed)"
+                ),
+            ));
+        }
+    }
+
+    // Relationships are by identity, so `task-01.md` satisfies a need for `task-1.md`.
+    let present: HashSet<PlanFile> = plan_files.iter().map(|&(_, f)| f).collect();
+    let has = |f: PlanFile| present.contains(&f);
+
+    if !has(PlanFile::Plan) {
+        rules[0].push(("plan.md", "Missing required file: plan.md".to_string()));
+    }
+    if listing.nested_md {
+        rules[2].push(("", "Files found in nested directories".to_string()));
+    }
+
+    // Highest review iteration per series, for rule 6.
+    let mut highest: BTreeMap<Subject, u64> = BTreeMap::new();
+    for &(_, file) in &plan_files {
+        if let PlanFile::Review(subject, i) = file {
+            let h = highest.entry(subject).or_insert(i);
+            *h = (*h).max(i);
+        }
+    }
+
+    let mut task_files = false;
+    for &(name, file) in &plan_files {
+        match file {
+            PlanFile::Task(_) => task_files = true,
+            PlanFile::Review(subject, i) => {
+                let base = match subject {
+                    Subject::Plan => Some(PlanFile::Plan),
+                    Subject::Design => Some(PlanFile::Design),
+                    Subject::Tasks => Some(PlanFile::Tasks),
+                    _ => None,
+                };
+                if let Some(base) = base.filter(|&b| !has(b)) {
+                    rules[3].push((name, requires(name, base)));
+                }
+                let post = PlanFile::PostReview(subject, i);
+                if highest.get(&subject).is_some_and(|&h| i < h) && !has(post) {
+                    rules[5].push((name, requires(name, post)));
+                }
+                if let Subject::TaskCode(n) = subject
+                    && !has(PlanFile::Task(n))
+                {
+                    rules[7].push((name, requires(name, PlanFile::Task(n))));
+                }
+            }
+            PlanFile::PostReview(subject, i) => {
+                let review = PlanFile::Review(subject, i);
+                if !has(review) {
+                    rules[4].push((name, requires(name, review)));
+                }
+            }
+            PlanFile::Plan | PlanFile::Design | PlanFile::Tasks => {}
+        }
+    }
+
+    if task_files && !has(PlanFile::Tasks) {
+        rules[6].push(("", "Task files exist but tasks.md is missing".to_string()));
+    }
+    if let Some(Err(e)) = tasks_md.map(tasks::parse) {
+        rules[8].push(("tasks.md", e.message().to_string()));
+    }
+
+    let mut seen = HashSet::new();
+    let mut errors = Vec::new();
+    for mut bucket in rules {
+        bucket.sort();
+        for (_, message) in bucket {
+            if seen.insert(message.clone()) {
+                errors.push(message);
+            }
+        }
+    }
+    errors
+}
+
+fn requires(name: &str, needed: PlanFile) -> String {
+    format!("{name} requires {}", needed.file_name())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TASKS: &str = "| Id | Status |\n|----|--------|\n| 1 | pending |\n";
+
+    fn listing(files: &[&str]) -> Listing {
+        Listing {
+            files: files.iter().map(|f| f.to_string()).collect(),
+            nested_md: false,
+        }
+    }
+
+    /// Validates `files`, reading tasks.md as `TASKS` when it is listed.
+    fn check(files: &[&str]) -> Vec<String> {
+        let tasks_md = files.contains(&"tasks.md").then_some(TASKS);
+        validate(&listing(files), tasks_md)
+    }
+
+    #[test]
+    fn minimal_plan_is_valid() {
+        assert!(check(&["plan.md"]).is_empty());
+    }
+
+    #[test]
+    fn full_plan_is_valid() {
+        let files = [
+            "state.json",
+            "plan.md",
+            "design.md",
+            "tasks.md",
+            "task-1.md",
+            "task-2.md",
+            "plan-review-1.md",
+            "plan-post-review-1.md",
+            "plan-review-2.md",
+            "design-review-1.md",
+            "tasks-review-1.md",
+            "tasks-post-review-1.md",
+            "tasks-review-2.md",
+            "task-1-code-review-1.md",
+            "task-1-code-post-review-1.md",
+            "task-1-code-review-2.md",
+            "task-2-review-1.md",
+            "task-2-post-review-1.md",
+            "all-code-review-1.md",
+            "all-code-post-review-1.md",
+            "all-code-review-2.md",
+        ];
+        assert_eq!(check(&files), Vec::<String>::new());
+    }
+
+    #[test]
+    fn third_code_review_is_valid() {
+        let files = [
+            "plan.md",
+            "task-1.md",
+            "tasks.md",
+            "task-1-code-review-1.md",
+            "task-1-code-post-review-1.md",
+            "task-1-code-review-2.md",
+            "task-1-code-post-review-2.md",
+        ];
+        assert_eq!(check(&files), Vec::<String>::new());
+    }
+
+    #[test]
+    fn post_reviews_do_not_form_a_series() {
+        let files = [
+            "plan.md",
+            "plan-review-1.md",
+            "plan-post-review-1.md",
+            "plan-review-3.md",
+            "plan-post-review-3.md",
+        ];
+        // Only review 1 < 3 matters, and it has its post-review; post-review 3 < nothing.
+        assert_eq!(check(&files), Vec::<String>::new());
+    }
+
+    #[test]
+    fn missing_plan_is_reported() {
+        assert_eq!(check(&[]), ["Missing required file: plan.md"]);
+        assert_eq!(check(&["design.md"]), ["Missing required file: plan.md"]);
+    }
+
+    #[test]
+    fn invalid_md_names_are_reported() {
+        assert_eq!(
+            check(&["plan.md", "notes.md", "Plan.md", "task-1-code-review.md"]),
+            [
+                "Invalid filename: Plan.md",
+                "Invalid filename: notes.md",
+                "Invalid filename: task-1-code-review.md",
+            ]
+        );
+    }
+
+    #[test]
+    fn nested_md_is_reported() {
+        let mut l = listing(&["plan.md"]);
+        l.nested_md = true;
+        assert_eq!(validate(&l, None), ["Files found in nested directories"]);
+    }
+
+    #[test]
+    fn review_without_its_base_is_reported() {
+        assert_eq!(
+            check(&["plan.md", "design-review-1.md", "tasks-review-1.md"]),
+            [
+                "design-review-1.md requires design.md",
+                "tasks-review-1.md requires tasks.md",
+            ]
+        );
+    }
+
+    #[test]
+    fn plan_review_without_plan_reports_both_rules() {
+        assert_eq!(
+            check(&["plan-review-1.md"]),
+            [
+                "Missing required file: plan.md",
+                "plan-review-1.md requires plan.md",
+            ]
+        );
+    }
+
+    #[test]
+    fn post_review_of_base_does_not_need_the_base() {
+        // Rule 4 is about reviews; the orphan post-review is rule 5's business.
+        assert_eq!(
+            check(&["plan.md", "design-post-review-1.md"]),
+            ["design-post-review-1.md requires design-review-1.md"]
+        );
+    }
+
+    #[test]
+    fn post_review_without_review_is_reported() {
+        assert_eq!(
+            check(&[
+                "plan.md",
+                "tasks.md",
+                "task-1.md",
+                "plan-post-review-1.md",
+                "tasks-post-review-2.md",
+                "task-1-code-post-review-1.md",
+                "task-1-post-review-3.md",
+                "all-code-post-review-1.md",
+            ]),
+            [
+                "all-code-post-review-1.md requires all-code-review-1.md",
+                "plan-post-review-1.md requires plan-review-1.md",
+                "task-1-code-post-review-1.md requires task-1-code-review-1.md",
+                "task-1-post-review-3.md requires task-1-review-3.md",
+                "tasks-post-review-2.md requires tasks-review-2.md",
+            ]
+        );
+    }
+
+    #[test]
+    fn legacy_post_review_is_not_satisfied_by_a_code_review() {
+        assert_eq!(
+            check(&[
+                "plan.md",
+                "tasks.md",
+                "task-1.md",
+                "task-1-code-review-1.md",
+                "task-1-post-review-1.md",
+            ]),
+            ["task-1-post-review-1.md requires task-1-review-1.md"]
+        );
+    }
+
+    #[test]
+    fn earlier_review_without_post_review_is_reported() {
+        assert_eq!(
+            check(&[
+                "plan.md",
+                "plan-review-1.md",
+                "plan-review-2.md",
+                "plan-review-3.md",
+                "plan-post-review-2.md",
+            ]),
+            ["plan-review-1.md requires plan-post-review-1.md"]
+        );
+    }
+
+    #[test]
+    fn review_series_are_per_subject() {
+        assert_eq!(
+            check(&[
+                "plan.md",
+                "tasks.md",
+                "task-1.md",
+                "task-2.md",
+                "task-1-code-review-1.md",
+                "task-1-code-review-2.md",
+                "task-2-code-review-5.md",
+                "task-2-review-1.md",
+                "all-code-review-1.md",
+            ]),
+            ["task-1-code-review-1.md requires task-1-code-post-review-1.md"]
+        );
+    }
+
+    #[test]
+    fn legacy_review_series_needs_legacy_post_reviews() {
+        assert_eq!(
+            check(&[
+                "plan.md",
+                "tasks.md",
+                "task-3.md",
+                "task-3-review-1.md",
+                "task-3-review-2.md",
+            ]),
+            ["task-3-review-1.md requires task-3-post-review-1.md"]
+        );
+    }
+
+    #[test]
+    fn task_files_without_tasks_md_are_reported_once() {
+        assert_eq!(
+            check(&["plan.md", "task-1.md", "task-2.md"]),
+            ["Task files exist but tasks.md is missing"]
+        );
+    }
+
+    #[test]
+    fn code_review_without_task_file_is_reported() {
+        assert_eq!(
+            check(&["plan.md", "tasks.md", "task-4-code-review-1.md"]),
+            ["task-4-code-review-1.md requires task-4.md"]
+        );
+    }
+
+    #[test]
+    fn code_post_review_and_legacy_review_do_not_need_the_task_file() {
+        assert_eq!(
+            check(&["plan.md", "tasks.md", "task-4-review-1.md"]),
+            Vec::<String>::new()
+        );
+    }
+
+    #[test]
+    fn tasks_md_problems_are_reported() {
+        let files = listing(&["plan.md", "tasks.md"]);
+        assert_eq!(
+            validate(&files, Some("Tasks:\n| Id | Status |\n")),
+            ["tasks.md contains non-table content"]
+        );
+        assert_eq!(
+            validate(&files, Some("\n\n")),
+            ["tasks.md has no table rows"]
+        );
+        assert_eq!(
+            validate(&files, Some("| Id | Status |\n|---|---|\n")),
+            ["tasks.md has no task rows (header-only table)"]
+        );
+        assert_eq!(
+            validate(
+                &files,
+                Some("| Id | Status |\r\n|---|---|\r\n| 1 | done |\r\n")
+            ),
+            Vec::<String>::new()
+        );
+    }
+
+    #[test]
+    fn tasks_md_is_not_checked_when_not_given() {
+        assert!(validate(&listing(&["plan.md"]), None).is_empty());
+    }
+
+    #[test]
+    fn other_files_are_reported() {
+        assert_eq!(
+            check(&[
+                "plan.md",
+                "notes.txt",
+                "plan-review-1.md.bak",
+                "state.json.bak"
+            ]),
+            [
+                "Invalid file in plan directory: notes.txt (only .md files and state.json allowed)",
+                "Invalid file in plan directory: plan-review-1.md.bak (only .md files and state.json allowed)",
+                "Invalid file in plan directory: state.json.bak (only .md files and state.json allowed)",
+            ]
+        );
+    }
+
+    #[test]
+    fn state_json_and_temporary_files_are_allowed() {
+        assert!(
+            check(&[
+                "plan.md",
+                "state.json",
+                ".taskie-tmp-abc123",
+                ".taskie-tmp-x.md",
+                ".taskie-tmp-",
+            ])
+            .is_empty()
+        );
+    }
+
+    #[test]
+    fn temporary_files_do_not_satisfy_requirements() {
+        assert_eq!(
+            check(&[".taskie-tmp-plan.md"]),
+            ["Missing required file: plan.md"]
+        );
+    }
+
+    #[test]
+    fn relationships_use_parsed_identity_and_canonical_names() {
+        // `task-01.md` is task 1; the message names the on-disk review and canonical post.
+        assert_eq!(
+            check(&[
+                "plan.md",
+                "tasks.md",
+                "task-01.md",
+                "task-1-code-review-01.md",
+                "task-1-code-review-2.md",
+            ]),
+            ["task-1-code-review-01.md requires task-1-code-post-review-1.md"]
+        );
+    }
+
+    #[test]
+    fn errors_come_in_rule_order_then_file_name_order() {
+        let mut l = listing(&[
+            "zz.txt",
+            "task-9-code-review-2.md",
+            "task-9-code-review-1.md",
+            "tasks-post-review-1.md",
+            "design-review-1.md",
+            "b.md",
+            "a.md",
+            "task-2.md",
+            "aa.txt",
+        ]);
+        l.nested_md = true;
+        assert_eq!(
+            validate(&l, None),
+            [
+                "Missing required file: plan.md",
+                "Invalid filename: a.md",
+                "Invalid filename: b.md",
+                "Files found in nested directories",
+                "design-review-1.md requires design.md",
+                "tasks-post-review-1.md requires tasks-review-1.md",
+                "task-9-code-review-1.md requires task-9-code-post-review-1.md",
+                "Task files exist but tasks.md is missing",
+                "task-9-code-review-1.md requires task-9.md",
+                "task-9-code-review-2.md requires task-9.md",
+                "Invalid file in plan directory: aa.txt (only .md files and state.json allowed)",
+                "Invalid file in plan directory: zz.txt (only .md files and state.json allowed)",
+            ]
+        );
+    }
+
+    #[test]
+    fn tasks_md_error_comes_between_rule_8_and_rule_10() {
+        let l = listing(&["plan.md", "tasks.md", "task-3-code-review-1.md", "x.json"]);
+        assert_eq!(
+            validate(&l, Some("prose")),
+            [
+                "task-3-code-review-1.md requires task-3.md",
+                "tasks.md contains non-table content",
+                "Invalid file in plan directory: x.json (only .md files and state.json allowed)",
+            ]
+        );
+    }
+
+    #[test]
+    fn duplicate_entries_are_reported_once() {
+        assert_eq!(
+            check(&["notes.md", "notes.md", "plan.md", "x", "x"]),
+            [
+                "Invalid filename: notes.md",
+                "Invalid file in plan directory: x (only .md files and state.json allowed)",
+            ]
+        );
+    }
+
+    #[test]
+    fn file_name_order_is_by_name_not_by_message() {
+        // A space sorts after a tab, so sorting whole messages would put "a\t" first.
+        assert_eq!(
+            check(&["plan.md", "a\t", "a"]),
+            [
+                "Invalid file in plan directory: a (only .md files and state.json allowed)",
+                "Invalid file in plan directory: a\t (only .md files and state.json allowed)",
+            ]
+        );
+    }
+}

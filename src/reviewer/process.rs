@@ -1,0 +1,978 @@
+//! Robust subprocess runner for the reviewer (SPEC §8, §5 step 16).
+//!
+//! Guarantees: no shell, stdin is `/dev/null`, the child runs in its own process group, output
+//! capture is bounded, the call never blocks forever (every wait has a deadline), and on a
+//! timeout the whole group is terminated (TERM, then KILL after [`TERM_GRACE`]).
+//!
+//! If this process dies while the reviewer runs (`kill -9` of the hook), the reviewer's whole
+//! process group is killed too: by the parent-death signal for the reviewer itself (Linux) and
+//! by a forked [`Guardian`] for everything in its group (any Unix).
+//!
+//! Unix only; the parent-death signal is Linux only.
+
+use std::ffi::OsString;
+use std::io::{self, Read};
+use std::os::fd::{AsRawFd, RawFd};
+use std::os::unix::process::{CommandExt, ExitStatusExt};
+use std::path::PathBuf;
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::thread;
+use std::time::{Duration, Instant};
+
+/// Time the group gets between SIGTERM and SIGKILL: long enough for a CLI to flush and exit,
+/// short enough to stay well inside the hook's own timeout.
+pub const TERM_GRACE: Duration = Duration::from_secs(2);
+
+/// After the main child exits, how long its descendants may keep our pipes open before we
+/// treat them as stragglers and terminate the group.
+pub const PIPE_GRACE: Duration = Duration::from_secs(1);
+
+/// After SIGKILL, how long we still wait for exit/EOF. SIGKILL cannot be caught, so this only
+/// matters for processes stuck in the kernel or that escaped the group; we give up rather
+/// than hang.
+const KILL_WAIT: Duration = Duration::from_secs(1);
+
+/// Read chunk size for the pipe readers.
+const CHUNK: usize = 64 * 1024;
+
+/// What to run.
+#[derive(Debug, Clone)]
+pub struct Spec {
+    /// A path, or a name looked up on PATH (by `Command`, not by a shell).
+    pub program: OsString,
+    pub args: Vec<OsString>,
+    pub cwd: PathBuf,
+    /// Added to the inherited environment.
+    pub env: Vec<(OsString, OsString)>,
+    pub timeout: Duration,
+    /// Bytes of stdout kept; the rest is read and discarded.
+    pub stdout_limit: usize,
+    /// Bytes of stderr kept; the rest is read and discarded.
+    pub stderr_limit: usize,
+}
+
+/// How the child ended.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Ending {
+    /// Exited on its own with this code.
+    Exited(i32),
+    /// Killed by this signal number (not by us: our kills only happen on timeout).
+    Signaled(i32),
+    /// The deadline passed; the whole process group was terminated.
+    TimedOut,
+}
+
+/// The result of [`run`].
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    pub ending: Ending,
+    pub stdout: Vec<u8>,
+    pub stdout_truncated: bool,
+    pub stderr: Vec<u8>,
+    pub stderr_truncated: bool,
+    /// The leader exited but processes it left behind still held the output pipes after
+    /// [`PIPE_GRACE`], so the group was terminated (not counted as a timeout).
+    pub stragglers_terminated: bool,
+    /// Wall time from just before spawning until `run` returned (includes cleanup).
+    pub duration: Duration,
+    pub pid: u32,
+}
+
+/// Runs the program to completion or until the deadline. Err only when it cannot be started.
+///
+/// One exotic exception: if this process has SIGCHLD set to SIG_IGN (inherited across exec
+/// from whoever started us), the kernel discards exit statuses; then the status of a child
+/// that exited on its own cannot be known and that error is returned (after cleanup).
+///
+/// Must be called on a thread that stays alive for the whole call (it does, since the call
+/// blocks): on Linux the parent-death signal is tied to the thread that forked.
+pub fn run(spec: &Spec) -> io::Result<Outcome> {
+    let mut cmd = Command::new(&spec.program);
+    cmd.args(&spec.args)
+        .current_dir(&spec.cwd)
+        .envs(spec.env.iter().map(|(k, v)| (k, v)))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        // Own group, so a timeout can signal the reviewer and everything it started at once.
+        .process_group(0);
+    #[cfg(target_os = "linux")]
+    set_parent_death_signal(&mut cmd);
+
+    let started = Instant::now();
+    let mut child = cmd.spawn()?;
+    // The deadline starts before anything can wait.
+    let deadline = Instant::now().checked_add(spec.timeout);
+    let pid = child.id();
+    let group = Group::new(pid);
+    // Started before the helper threads, so the fork copies a process with one thread.
+    let guardian = Guardian::start(group.0);
+
+    let stdout = Arc::new(Mutex::new(Capture::default()));
+    let stderr = Arc::new(Mutex::new(Capture::default()));
+    let (tx, rx) = mpsc::channel();
+    let setup = start_threads(&mut child, spec, &stdout, &stderr, &tx);
+    // Only the threads hold senders now, so a disconnected channel means they are all gone.
+    drop(tx);
+    if let Err(e) = setup {
+        // Could not start the helper threads: don't leave the child running unobserved.
+        group.signal(libc::SIGKILL);
+        let _ = child.wait();
+        return Err(e);
+    }
+
+    let mut w = Waits::new(rx);
+    let mut stragglers_terminated = false;
+    let timed_out = !w.wait_until(deadline, |w| w.exited.is_some());
+    if timed_out {
+        group.signal(libc::SIGTERM);
+        w.wait_until(after(TERM_GRACE), |w| w.exited.is_some() && w.all_closed());
+        // Always escalate on timeout, even if the leader and pipes are gone: a descendant
+        // that caught SIGTERM and closed its pipes would otherwise survive the timeout.
+        // Safe against pid reuse because the leader is not reaped yet (see `wait_exit`).
+        group.signal(libc::SIGKILL);
+        w.wait_until(after(KILL_WAIT), |w| w.exited.is_some() && w.all_closed());
+    } else {
+        // Descendants may still hold our pipes. Give them a short grace, never past the
+        // overall deadline, then terminate the group so the readers see EOF.
+        // Decision: if the pipes close in time, leftover group members are left alone. The
+        // reviewer exited on its own; whatever it deliberately detached from our output
+        // (e.g. a build server) is its business, as it would be under a shell.
+        let grace = match (after(PIPE_GRACE), deadline) {
+            (Some(g), Some(d)) => Some(g.min(d)),
+            (g, d) => g.or(d),
+        };
+        if !w.wait_until(grace, Waits::all_closed) {
+            stragglers_terminated = true;
+            group.signal(libc::SIGTERM);
+            w.wait_until(after(TERM_GRACE), Waits::all_closed);
+            group.signal(libc::SIGKILL);
+            w.wait_until(after(KILL_WAIT), Waits::all_closed);
+        }
+    }
+
+    // Group signalling is over; now reap the leader.
+    let status = match w.exited.take() {
+        Some(_) => Some(child.wait()),
+        None => {
+            // Only reachable after SIGKILL when the child is stuck in the kernel: reap it in
+            // the background instead of hanging. If even that thread cannot be started, the
+            // zombie lives until we exit, which is better than blocking.
+            let _ = thread::Builder::new()
+                .name("taskie-reaper".into())
+                .spawn(move || child.wait());
+            None
+        }
+    };
+    let ending = if timed_out {
+        Ending::TimedOut
+    } else {
+        match status {
+            Some(Ok(s)) => ending_of(s),
+            Some(Err(e)) => return Err(e),
+            None => Ending::TimedOut, // unreachable: not timed out means the leader exited
+        }
+    };
+
+    if let Some(g) = guardian {
+        g.dismiss();
+    }
+    let (stdout, stdout_truncated) = take_capture(&stdout);
+    let (stderr, stderr_truncated) = take_capture(&stderr);
+    Ok(Outcome {
+        ending,
+        stdout,
+        stdout_truncated,
+        stderr,
+        stderr_truncated,
+        stragglers_terminated,
+        duration: started.elapsed(),
+        pid,
+    })
+}
+
+/// Arranges for the child to be killed if this process dies (e.g. the hook gets `kill -9`),
+/// so a reviewer can never outlive the hook unobserved.
+///
+/// SIGKILL rather than SIGTERM: once we are dead nobody is left to escalate, and a hung or
+/// TERM-ignoring reviewer (running with --dangerously-skip-permissions) would keep editing
+/// the project forever. Limitation: only the direct child gets it; its own children are
+/// orphaned (a non-cooperating grandchild cannot be reached once we are gone).
+#[cfg(target_os = "linux")]
+fn set_parent_death_signal(cmd: &mut Command) {
+    // Captured before fork: in the child, a different getppid() means we already died.
+    let parent = std::process::id() as libc::pid_t;
+    let hook = move || -> io::Result<()> {
+        // SAFETY: prctl with PR_SET_PDEATHSIG only sets a flag on the calling process; it is
+        // a plain syscall (async-signal-safe) taking integer arguments.
+        let r = unsafe {
+            libc::prctl(
+                libc::PR_SET_PDEATHSIG,
+                libc::SIGKILL as libc::c_ulong,
+                0 as libc::c_ulong,
+                0 as libc::c_ulong,
+                0 as libc::c_ulong,
+            )
+        };
+        if r != 0 {
+            // An OS error is stored inline (no allocation), so this is fine after fork.
+            return Err(io::Error::last_os_error());
+        }
+        // The parent may have died between fork and prctl; then no signal will ever come
+        // (we were already reparented), so leave now. getppid and _exit are
+        // async-signal-safe syscalls without preconditions.
+        // SAFETY: see above.
+        if unsafe { libc::getppid() } != parent {
+            // SAFETY: see above; _exit skips atexit handlers and stdio flushing, which is
+            // exactly what a forked child of a multi-threaded process must do.
+            unsafe { libc::_exit(127) };
+        }
+        Ok(())
+    };
+    // SAFETY: the closure only makes async-signal-safe syscalls and does not allocate,
+    // lock, or touch state shared with other threads, as required between fork and exec.
+    unsafe {
+        cmd.pre_exec(hook);
+    }
+}
+
+/// Kills the reviewer's process group if this process dies while [`run`] is in progress.
+///
+/// The parent-death signal reaches only the direct child: what the reviewer started itself
+/// (a build, a test run) would be orphaned and keep running, with the reviewer's permissions,
+/// after a `kill -9` of the hook. So a small forked process joins the reviewer's group and
+/// blocks reading a pipe whose only write end this process holds. One byte means "finished
+/// normally, exit"; end-of-file means this process is gone (the kernel closed the write end),
+/// and the guardian SIGKILLs the group. Plain POSIX, so it also covers the systems without a
+/// parent-death signal. Being in the group, it is also ended by our own timeout kills.
+struct Guardian {
+    pid: libc::pid_t,
+    dismiss: Option<io::PipeWriter>,
+}
+
+impl Guardian {
+    /// `None` if it cannot be started; the reviewer then runs unguarded (on Linux its
+    /// direct child still has the parent-death signal), which is no reason to fail a review.
+    fn start(group: libc::pid_t) -> Option<Guardian> {
+        if group <= 1 {
+            return None;
+        }
+        // Close-on-exec, so the reviewer (already started) and anything started later
+        // never inherit the write end: only this process holds it.
+        let (reader, writer) = io::pipe().ok()?;
+        // SAFETY: sysconf has no preconditions.
+        let max_fd = match unsafe { libc::sysconf(libc::_SC_OPEN_MAX) } {
+            n if n > 0 => n.min(65_536) as RawFd,
+            _ => 1024,
+        };
+        let rfd = reader.as_raw_fd();
+        // SAFETY: the child only runs `guard`, which makes async-signal-safe system calls on
+        // integers computed before the fork and never returns, as POSIX requires after fork
+        // in a process that may have other threads.
+        let pid = unsafe { libc::fork() };
+        if pid == 0 {
+            // SAFETY: see above.
+            unsafe { guard(rfd, group, max_fd) }
+        }
+        drop(reader);
+        (pid > 0).then_some(Guardian {
+            pid,
+            dismiss: Some(writer),
+        })
+    }
+
+    /// [`run`] finished: the guardian exits without touching the group.
+    fn dismiss(mut self) {
+        if let Some(mut w) = self.dismiss.take() {
+            // Fails only if the guardian is already gone (e.g. ended by a timeout kill).
+            let _ = io::Write::write_all(&mut w, b"x");
+        }
+    }
+}
+
+impl Drop for Guardian {
+    fn drop(&mut self) {
+        // Without a dismissal this closes the pipe, and the guardian kills the group.
+        drop(self.dismiss.take());
+        let pid = self.pid;
+        // Reaped on a thread: the guardian exits at once, but a wait must never block us.
+        let _ = thread::Builder::new()
+            .name("taskie-reap-guard".into())
+            .spawn(move || {
+                let mut status = 0;
+                // SAFETY: waitpid on our own child with a valid status pointer.
+                unsafe { libc::waitpid(pid, &mut status, 0) };
+            });
+    }
+}
+
+/// Closes every descriptor but `keep` with two `close_range` calls (Linux 5.9+), instead
+/// of one `close` per possible descriptor: with a typical limit of thousands that loop
+/// costs the guardian milliseconds of CPU on every review, beside the hook and the
+/// reviewer (docs/performance.md). `false` when the kernel lacks it: close one by one.
+///
+/// # Safety
+/// As [`guard`]: only in the forked child; `syscall` is async-signal-safe.
+#[cfg(target_os = "linux")]
+unsafe fn close_all_but(keep: RawFd) -> bool {
+    let keep = keep as libc::c_uint;
+    // SAFETY: close_range takes plain integers; a range below `keep` only when there is one.
+    unsafe {
+        (keep == 0
+            || libc::syscall(
+                libc::SYS_close_range,
+                0 as libc::c_uint,
+                keep - 1,
+                0 as libc::c_uint,
+            ) == 0)
+            && libc::syscall(
+                libc::SYS_close_range,
+                keep + 1,
+                libc::c_uint::MAX,
+                0 as libc::c_uint,
+            ) == 0
+    }
+}
+
+#[cfg(not(target_os = "linux"))]
+unsafe fn close_all_but(_keep: RawFd) -> bool {
+    false
+}
+
+/// The guardian's whole life, in the forked child.
+///
+/// # Safety
+/// Only for the child side of `fork`: it closes every descriptor but `rfd` (so it keeps no
+/// pipe, lock or terminal of the hook open) and ends with `_exit`.
+unsafe fn guard(rfd: RawFd, group: libc::pid_t, max_fd: RawFd) -> ! {
+    // SAFETY (whole body): close, setpgid, read, kill and _exit are async-signal-safe
+    // system calls; `byte` is a valid one-byte buffer.
+    unsafe {
+        if !close_all_but(rfd) {
+            for fd in 0..max_fd {
+                if fd != rfd {
+                    libc::close(fd);
+                }
+            }
+        }
+        // In the reviewer's group, so the hook's own group kill (a timeout) ends it too.
+        libc::setpgid(0, group);
+        let mut byte = 0u8;
+        loop {
+            let n = libc::read(rfd, (&raw mut byte).cast(), 1);
+            if n == 0 {
+                libc::kill(-group, libc::SIGKILL);
+                break;
+            }
+            if n > 0 || io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+                break;
+            }
+        }
+        libc::_exit(0)
+    }
+}
+
+/// Maps a wait status to an [`Ending`].
+fn ending_of(status: ExitStatus) -> Ending {
+    match (status.code(), status.signal()) {
+        (Some(code), _) => Ending::Exited(code),
+        (None, Some(sig)) => Ending::Signaled(sig),
+        // wait() only returns for terminated children, so one of the above holds.
+        (None, None) => Ending::Exited(-1),
+    }
+}
+
+fn after(d: Duration) -> Option<Instant> {
+    Instant::now().checked_add(d)
+}
+
+/// The child's process group (its pgid equals its pid because of `process_group(0)`).
+struct Group(libc::pid_t);
+
+impl Group {
+    fn new(pid: u32) -> Self {
+        Group(libc::pid_t::try_from(pid).unwrap_or(0))
+    }
+
+    /// Signals every member of the group; errors (typically ESRCH: group empty) are ignored.
+    fn signal(&self, sig: libc::c_int) {
+        // Never turn a bogus pid into kill(0, …) (our own group) or kill(-1, …) (everything).
+        if self.0 > 1 {
+            // SAFETY: kill has no memory-safety preconditions. The pgid cannot have been
+            // reused: the leader is only reaped after the last group signal.
+            unsafe {
+                libc::kill(-self.0, sig);
+            }
+        }
+    }
+}
+
+/// Bounded capture buffer shared between a reader thread and `run`.
+#[derive(Default)]
+struct Capture {
+    data: Vec<u8>,
+    truncated: bool,
+    /// Set when `run` has taken the data; a reader still running (its pipe held by a process
+    /// we could not kill) then stops instead of refilling a buffer nobody will read.
+    abandoned: bool,
+}
+
+fn lock(c: &Mutex<Capture>) -> MutexGuard<'_, Capture> {
+    // A poisoned lock only means a reader panicked mid-append; the bytes are still valid.
+    c.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn take_capture(c: &Mutex<Capture>) -> (Vec<u8>, bool) {
+    let mut g = lock(c);
+    g.abandoned = true;
+    (std::mem::take(&mut g.data), g.truncated)
+}
+
+enum Stream {
+    Stdout,
+    Stderr,
+}
+
+enum Event {
+    /// The leader has terminated (not yet reaped), or waiting for it failed.
+    Exited(io::Result<()>),
+    Closed(Stream),
+}
+
+fn start_threads(
+    child: &mut Child,
+    spec: &Spec,
+    stdout: &Arc<Mutex<Capture>>,
+    stderr: &Arc<Mutex<Capture>>,
+    tx: &Sender<Event>,
+) -> io::Result<()> {
+    match child.stdout.take() {
+        Some(p) => spawn_reader(p, spec.stdout_limit, stdout, tx, Stream::Stdout)?,
+        None => send(tx, Event::Closed(Stream::Stdout)),
+    }
+    match child.stderr.take() {
+        Some(p) => spawn_reader(p, spec.stderr_limit, stderr, tx, Stream::Stderr)?,
+        None => send(tx, Event::Closed(Stream::Stderr)),
+    }
+    let pid = libc::pid_t::try_from(child.id()).map_err(io::Error::other)?;
+    let tx = tx.clone();
+    thread::Builder::new()
+        .name("taskie-wait".into())
+        .spawn(move || send(&tx, Event::Exited(wait_exit(pid))))?;
+    Ok(())
+}
+
+fn send(tx: &Sender<Event>, ev: Event) {
+    // The receiver is gone only if `run` already returned; nobody needs the event then.
+    let _ = tx.send(ev);
+}
+
+/// Blocks until the child has terminated, without reaping it (WNOWAIT). Keeping the zombie
+/// reserves its pid, so the pgid cannot be reused by an unrelated group while we may still
+/// signal it; the actual reap happens afterwards in `run` via `Child::wait`.
+fn wait_exit(pid: libc::pid_t) -> io::Result<()> {
+    loop {
+        // SAFETY: siginfo_t is a plain C struct for which all-zero bytes is a valid value.
+        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+        // SAFETY: `info` is a valid, writable siginfo_t for the duration of the call.
+        let r = unsafe {
+            libc::waitid(
+                libc::P_PID,
+                pid as libc::id_t,
+                &mut info,
+                libc::WEXITED | libc::WNOWAIT,
+            )
+        };
+        if r == 0 {
+            return Ok(());
+        }
+        let e = io::Error::last_os_error();
+        if e.kind() != io::ErrorKind::Interrupted {
+            return Err(e);
+        }
+    }
+}
+
+/// Reads a pipe to EOF on its own thread, keeping the first `limit` bytes and discarding the
+/// rest, so the child never blocks on a full pipe however much it writes.
+fn spawn_reader(
+    mut pipe: impl Read + Send + 'static,
+    limit: usize,
+    capture: &Arc<Mutex<Capture>>,
+    tx: &Sender<Event>,
+    which: Stream,
+) -> io::Result<()> {
+    let capture = Arc::clone(capture);
+    let tx = tx.clone();
+    thread::Builder::new()
+        .name("taskie-read".into())
+        .spawn(move || {
+            let mut buf = vec![0u8; CHUNK];
+            loop {
+                let n = match pipe.read(&mut buf) {
+                    Ok(0) => break,
+                    Ok(n) => n,
+                    Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                    // Any other read error ends the stream like EOF would.
+                    Err(_) => break,
+                };
+                let mut c = lock(&capture);
+                if c.abandoned {
+                    break;
+                }
+                let keep = n.min(limit.saturating_sub(c.data.len()));
+                c.data.extend_from_slice(&buf[..keep]);
+                if keep < n {
+                    c.truncated = true;
+                }
+            }
+            send(&tx, Event::Closed(which));
+        })?;
+    Ok(())
+}
+
+/// What `run` has heard from its helper threads so far.
+struct Waits {
+    rx: Receiver<Event>,
+    exited: Option<io::Result<()>>,
+    stdout_closed: bool,
+    stderr_closed: bool,
+    /// All senders are gone: no further event can arrive.
+    disconnected: bool,
+}
+
+impl Waits {
+    fn new(rx: Receiver<Event>) -> Self {
+        Waits {
+            rx,
+            exited: None,
+            stdout_closed: false,
+            stderr_closed: false,
+            disconnected: false,
+        }
+    }
+
+    fn all_closed(&self) -> bool {
+        self.stdout_closed && self.stderr_closed
+    }
+
+    /// Processes events until `done` holds (true) or the deadline passes (false); `None`
+    /// means no deadline. Blocks on the channel, so it reacts to an event immediately.
+    fn wait_until(&mut self, deadline: Option<Instant>, done: impl Fn(&Self) -> bool) -> bool {
+        while !done(self) {
+            if self.disconnected {
+                return false;
+            }
+            let ev = match deadline {
+                None => self.rx.recv().map_err(|_| RecvTimeoutError::Disconnected),
+                Some(d) => {
+                    let now = Instant::now();
+                    if now >= d {
+                        return false;
+                    }
+                    self.rx.recv_timeout(d - now)
+                }
+            };
+            match ev {
+                Ok(Event::Exited(r)) => self.exited = Some(r),
+                Ok(Event::Closed(Stream::Stdout)) => self.stdout_closed = true,
+                Ok(Event::Closed(Stream::Stderr)) => self.stderr_closed = true,
+                Err(RecvTimeoutError::Timeout) => return done(self),
+                // A helper thread died without reporting (a panic); waiting longer is futile.
+                Err(RecvTimeoutError::Disconnected) => self.disconnected = true,
+            }
+        }
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::fs;
+    use std::path::Path;
+
+    const MIB: usize = 1024 * 1024;
+
+    fn sh(script: &str) -> Spec {
+        Spec {
+            program: "/bin/sh".into(),
+            args: vec!["-c".into(), script.into()],
+            cwd: std::env::temp_dir(),
+            env: vec![],
+            timeout: Duration::from_secs(20),
+            stdout_limit: MIB,
+            stderr_limit: MIB,
+        }
+    }
+
+    /// True once `pid` no longer exists. A zombie also counts as gone: it is dead, and
+    /// whether it is reaped depends on the container's init, not on us.
+    fn gone(pid: libc::pid_t) -> bool {
+        // SAFETY: kill with signal 0 only checks for existence; no memory is involved.
+        if unsafe { libc::kill(pid, 0) } != 0 {
+            return io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH);
+        }
+        match fs::read_to_string(format!("/proc/{pid}/stat")) {
+            // The state field follows the parenthesised command name.
+            Ok(stat) => stat
+                .rsplit_once(") ")
+                .is_some_and(|(_, rest)| rest.starts_with('Z') || rest.starts_with('X')),
+            Err(_) => true,
+        }
+    }
+
+    /// Waits (bounded) for `pid` to disappear.
+    fn disappears(pid: libc::pid_t, within: Duration) -> bool {
+        let end = Instant::now() + within;
+        while !gone(pid) {
+            if Instant::now() >= end {
+                return false;
+            }
+            thread::sleep(Duration::from_millis(20));
+        }
+        true
+    }
+
+    /// SIGKILLs the process on drop if it is still there, so a failing assertion does not
+    /// leak a `sleep 1000`.
+    struct KillOnDrop(libc::pid_t);
+
+    impl Drop for KillOnDrop {
+        fn drop(&mut self) {
+            if self.0 > 1 && !gone(self.0) {
+                // SAFETY: kill has no memory-safety preconditions.
+                unsafe { libc::kill(self.0, libc::SIGKILL) };
+            }
+        }
+    }
+
+    fn read_pid(path: &Path, within: Duration) -> libc::pid_t {
+        let end = Instant::now() + within;
+        loop {
+            if let Ok(s) = fs::read_to_string(path)
+                && let Ok(pid) = s.trim().parse()
+            {
+                return pid;
+            }
+            assert!(Instant::now() < end, "no pid written to {}", path.display());
+            thread::sleep(Duration::from_millis(10));
+        }
+    }
+
+    #[test]
+    fn captures_stdout_and_exit_code() {
+        let out = run(&sh("printf 'hello\\n'; printf oops >&2")).unwrap();
+        assert_eq!(out.ending, Ending::Exited(0));
+        assert_eq!(out.stdout, b"hello\n");
+        assert_eq!(out.stderr, b"oops");
+        assert!(!out.stdout_truncated && !out.stderr_truncated);
+        assert!(out.pid > 0);
+    }
+
+    #[test]
+    fn reports_nonzero_exit() {
+        let out = run(&sh("echo partial; exit 7")).unwrap();
+        assert_eq!(out.ending, Ending::Exited(7));
+        assert_eq!(out.stdout, b"partial\n");
+    }
+
+    #[test]
+    fn reports_signal_death() {
+        let out = run(&sh("kill -9 $$")).unwrap();
+        assert_eq!(out.ending, Ending::Signaled(libc::SIGKILL));
+    }
+
+    #[test]
+    fn spawn_failure_is_an_error() {
+        let mut spec = sh("");
+        spec.program = "/nonexistent/taskie-no-such-reviewer".into();
+        let err = run(&spec).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::NotFound);
+
+        spec.program = "taskie-no-such-reviewer-on-path".into();
+        assert!(run(&spec).is_err());
+
+        let mut spec = sh("true");
+        spec.cwd = "/nonexistent/taskie-dir".into();
+        assert!(run(&spec).is_err());
+    }
+
+    #[test]
+    fn times_out_and_kills_hung_child() {
+        let dir = tempfile::tempdir().unwrap();
+        let pidfile = dir.path().join("pid");
+        // Ignores SIGTERM (inherited by its sleeps too), so only the SIGKILL escalation works.
+        let mut spec = sh(&format!(
+            "trap '' TERM; echo $$ > '{}'; echo started; while :; do sleep 1; done",
+            pidfile.display()
+        ));
+        spec.timeout = Duration::from_millis(300);
+        let out = run(&spec).unwrap();
+        let pid = read_pid(&pidfile, Duration::from_secs(1));
+        let _guard = KillOnDrop(pid);
+        assert_eq!(out.ending, Ending::TimedOut);
+        assert_eq!(out.stdout, b"started\n");
+        // SIGTERM is ignored, so the SIGKILL escalation after the grace is what ended it.
+        assert!(out.duration >= TERM_GRACE, "{:?}", out.duration);
+        assert!(out.duration < Duration::from_secs(8), "{:?}", out.duration);
+        assert_eq!(pid as u32, out.pid);
+        assert!(disappears(pid, Duration::from_secs(5)));
+    }
+
+    #[test]
+    fn kills_hung_reviewer_group() {
+        let dir = tempfile::tempdir().unwrap();
+        let pidfile = dir.path().join("grandchild");
+        let mut spec = sh(&format!(
+            "sleep 1000 & echo $! > '{}'; while :; do sleep 1; done",
+            pidfile.display()
+        ));
+        spec.timeout = Duration::from_millis(300);
+        let out = run(&spec).unwrap();
+        let grandchild = read_pid(&pidfile, Duration::from_secs(1));
+        let _guard = KillOnDrop(grandchild);
+        assert_eq!(out.ending, Ending::TimedOut);
+        // Reparented to init after the kill, so allow time for it to be reaped.
+        assert!(disappears(grandchild, Duration::from_secs(5)));
+    }
+
+    #[test]
+    fn returns_when_grandchild_holds_pipes_after_exit() {
+        let dir = tempfile::tempdir().unwrap();
+        let pidfile = dir.path().join("grandchild");
+        let spec = sh(&format!(
+            "sleep 1000 & echo $! > '{}'; echo done; exit 0",
+            pidfile.display()
+        ));
+        let begin = Instant::now();
+        let out = run(&spec).unwrap();
+        let elapsed = begin.elapsed();
+        let grandchild = read_pid(&pidfile, Duration::from_secs(1));
+        let _guard = KillOnDrop(grandchild);
+        assert_eq!(out.ending, Ending::Exited(0));
+        assert_eq!(out.stdout, b"done\n");
+        assert!(out.stragglers_terminated);
+        // PIPE_GRACE, then SIGTERM ends the sleep at once.
+        assert!(elapsed < Duration::from_secs(4), "{elapsed:?}");
+        assert!(disappears(grandchild, Duration::from_secs(5)));
+    }
+
+    #[test]
+    fn bounds_huge_output() {
+        let out = run(&sh("head -c 52428800 /dev/zero; echo tail >&2; exit 0")).unwrap();
+        assert_eq!(out.ending, Ending::Exited(0));
+        assert!(out.stdout_truncated);
+        assert_eq!(out.stdout.len(), MIB);
+        assert!(out.stdout.iter().all(|&b| b == 0));
+        assert_eq!(out.stderr, b"tail\n");
+        assert!(!out.stderr_truncated);
+    }
+
+    #[test]
+    fn chatty_stderr_does_not_deadlock() {
+        let mut spec = sh("i=0; while [ $i -lt 10 ]; do \
+             head -c 1048576 /dev/zero >&2; head -c 1048576 /dev/zero; i=$((i+1)); done");
+        spec.stdout_limit = 32 * MIB;
+        spec.stderr_limit = 4 * MIB;
+        let out = run(&spec).unwrap();
+        assert_eq!(out.ending, Ending::Exited(0));
+        assert_eq!(out.stdout.len(), 10 * MIB);
+        assert!(!out.stdout_truncated);
+        assert_eq!(out.stderr.len(), 4 * MIB);
+        assert!(out.stderr_truncated);
+    }
+
+    #[test]
+    fn stdin_is_empty() {
+        let mut spec = sh("");
+        spec.program = "cat".into();
+        spec.args = vec![];
+        spec.timeout = Duration::from_secs(10);
+        let out = run(&spec).unwrap();
+        assert_eq!(out.ending, Ending::Exited(0));
+        assert!(out.stdout.is_empty());
+    }
+
+    #[test]
+    fn env_is_passed() {
+        let mut spec = sh(r#"printf '%s|%s' "$TASKIE_TEST_VALUE" "${PATH:+inherited}""#);
+        spec.env = vec![("TASKIE_TEST_VALUE".into(), "a b=c".into())];
+        let out = run(&spec).unwrap();
+        assert_eq!(out.stdout, b"a b=c|inherited");
+    }
+
+    #[test]
+    fn cwd_is_used() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut spec = sh("pwd -P");
+        spec.cwd = dir.path().to_path_buf();
+        let out = run(&spec).unwrap();
+        let expected = dir.path().canonicalize().unwrap();
+        assert_eq!(
+            String::from_utf8(out.stdout).unwrap().trim_end(),
+            expected.to_str().unwrap()
+        );
+    }
+
+    #[test]
+    fn limits_of_zero_keep_nothing() {
+        let mut spec = sh("echo out; echo err >&2");
+        spec.stdout_limit = 0;
+        spec.stderr_limit = 0;
+        let out = run(&spec).unwrap();
+        assert_eq!(out.ending, Ending::Exited(0));
+        assert!(out.stdout.is_empty() && out.stdout_truncated);
+        assert!(out.stderr.is_empty() && out.stderr_truncated);
+    }
+
+    #[test]
+    fn fast_child_returns_quickly() {
+        let mut spec = sh("");
+        spec.program = "true".into();
+        spec.args = vec![];
+        let out = run(&spec).unwrap();
+        assert_eq!(out.ending, Ending::Exited(0));
+        // Typically ~1 ms; only a loose bound so a loaded machine does not flake.
+        assert!(out.duration < Duration::from_secs(2), "{:?}", out.duration);
+    }
+
+    const HELPER_ENV: &str = "TASKIE_TEST_PDEATH_PIDFILE";
+
+    /// Not a test by itself: `child_dies_with_parent` re-runs the test binary with only this
+    /// one selected, so `run` executes in a process the outer test can SIGKILL.
+    #[test]
+    #[ignore = "helper process for child_dies_with_parent"]
+    fn helper_runs_child_for_parent_death() {
+        let Some(pidfile) = std::env::var_os(HELPER_ENV) else {
+            return;
+        };
+        // `exec` keeps the pid, and the death signal set in pre_exec survives exec.
+        let mut spec = sh(&format!(
+            "echo $$ > '{}'; exec sleep 1000",
+            Path::new(&pidfile).display()
+        ));
+        spec.timeout = Duration::from_secs(60);
+        let _ = run(&spec);
+    }
+
+    const GROUP_HELPER_ENV: &str = "TASKIE_TEST_GROUP_DEATH_PIDFILE";
+
+    /// Not a test by itself: `grandchild_dies_with_parent` runs it in a process it kills.
+    #[test]
+    #[ignore = "helper process for grandchild_dies_with_parent"]
+    fn helper_runs_grandchild_for_parent_death() {
+        let Some(pidfile) = std::env::var_os(GROUP_HELPER_ENV) else {
+            return;
+        };
+        // The shell stays the direct child; the sleep is a grandchild the parent-death
+        // signal does not reach.
+        let mut spec = sh(&format!(
+            "sleep 1000 & echo $! > '{}'; wait",
+            Path::new(&pidfile).display()
+        ));
+        spec.timeout = Duration::from_secs(60);
+        let _ = run(&spec);
+    }
+
+    /// Runs one of the helper tests above in its own process, waits for the pid it writes,
+    /// SIGKILLs the helper, and returns that pid.
+    fn kill_helper_after_start(helper_test: &str, env: &str, pidfile: &Path) -> libc::pid_t {
+        let mut helper = Command::new(std::env::current_exe().unwrap())
+            .args(["--exact", helper_test, "--nocapture", "--ignored"])
+            .env(env, pidfile)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let end = Instant::now() + Duration::from_secs(10);
+        let pid = loop {
+            if let Ok(s) = fs::read_to_string(pidfile)
+                && let Ok(pid) = s.trim().parse::<libc::pid_t>()
+            {
+                break Some(pid);
+            }
+            if Instant::now() > end || helper.try_wait().unwrap().is_some() {
+                break None;
+            }
+            thread::sleep(Duration::from_millis(10));
+        };
+        helper.kill().unwrap();
+        helper.wait().unwrap();
+        pid.expect("helper never started its child")
+    }
+
+    #[test]
+    fn grandchild_dies_with_parent() {
+        let dir = tempfile::tempdir().unwrap();
+        let pidfile = dir.path().join("grandchild");
+        let pid = kill_helper_after_start(
+            "reviewer::process::tests::helper_runs_grandchild_for_parent_death",
+            GROUP_HELPER_ENV,
+            &pidfile,
+        );
+        let _guard = KillOnDrop(pid);
+        assert!(
+            disappears(pid, Duration::from_secs(5)),
+            "the guardian kills the reviewer's group when its parent dies"
+        );
+    }
+
+    #[test]
+    fn guardian_leaves_after_a_normal_run_without_killing_detached_members() {
+        let dir = tempfile::tempdir().unwrap();
+        let pidfile = dir.path().join("detached");
+        // The sleep closes our pipes, so the run ends normally and it is left alone.
+        let out = run(&sh(&format!(
+            "sleep 1000 >/dev/null 2>&1 & echo $! > '{}'",
+            pidfile.display()
+        )))
+        .unwrap();
+        assert_eq!(out.ending, Ending::Exited(0));
+        let pid = read_pid(&pidfile, Duration::from_secs(1));
+        let _guard = KillOnDrop(pid);
+        // The guardian is dismissed before run returns; give it ample time to misbehave.
+        thread::sleep(Duration::from_millis(300));
+        assert!(!gone(pid), "a dismissed guardian must not kill the group");
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn child_dies_with_parent() {
+        let dir = tempfile::tempdir().unwrap();
+        let pidfile = dir.path().join("child");
+        let mut helper = Command::new(std::env::current_exe().unwrap())
+            .args([
+                "--exact",
+                "reviewer::process::tests::helper_runs_child_for_parent_death",
+                "--nocapture",
+                "--ignored",
+            ])
+            .env(HELPER_ENV, &pidfile)
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap();
+        let end = Instant::now() + Duration::from_secs(10);
+        let pid = loop {
+            if let Ok(s) = fs::read_to_string(&pidfile)
+                && let Ok(pid) = s.trim().parse::<libc::pid_t>()
+            {
+                break Some(pid);
+            }
+            if Instant::now() > end || helper.try_wait().unwrap().is_some() {
+                break None;
+            }
+            thread::sleep(Duration::from_millis(10));
+        };
+        helper.kill().unwrap();
+        helper.wait().unwrap();
+        let pid = pid.expect("helper never started its child");
+        let _guard = KillOnDrop(pid);
+        assert!(disappears(pid, Duration::from_secs(5)));
+    }
+}

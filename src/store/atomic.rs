@@ -1,0 +1,118 @@
+//! The one way taskie rewrites a file (SPEC §3): temp file in the same directory,
+//! write, fsync, rename over the target, fsync the directory.
+
+use std::io::{self, Write};
+use std::path::Path;
+use std::time::Duration;
+
+use crate::model::plan_file::TEMP_PREFIX;
+
+/// Replaces `path` with `bytes` so that a crash at any instant leaves either the old
+/// or the new content.
+pub fn write(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    let dir = match path.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    let mut tmp = tempfile::Builder::new()
+        .prefix(TEMP_PREFIX)
+        .tempfile_in(dir)
+        .map_err(|e| with_path(e, dir))?;
+    tmp.write_all(bytes).map_err(|e| with_path(e, tmp.path()))?;
+    tmp.as_file()
+        .sync_all()
+        .map_err(|e| with_path(e, tmp.path()))?;
+    pause_point("before-rename", path);
+    tmp.persist(path).map_err(|e| with_path(e.error, path))?;
+    pause_point("after-rename", path);
+    sync_dir(dir)
+}
+
+/// The environment variable of the crash-consistency tests (tests/faults.rs).
+pub const PAUSE_ENV: &str = "TASKIE_TEST_PAUSE_AT";
+
+/// Test-only: when `TASKIE_TEST_PAUSE_AT` is `<point>:<file name>` (e.g.
+/// `before-rename:state.json`), announce it on stderr and sleep, so a test can `kill -9`
+/// the process at exactly that instant. Without the variable this is one environment
+/// lookup: there is no other way to hit a window that lasts microseconds, and proving
+/// crash consistency there is the point. `panic:<point>:<file name>` panics there
+/// instead, to prove that a panic never reaches the user (tests/hook.rs).
+pub fn pause_point(point: &str, path: &Path) {
+    let Some(want) = std::env::var_os(PAUSE_ENV) else {
+        return;
+    };
+    let want = want.to_string_lossy();
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    let here = format!("{point}:{name}");
+    if want == here {
+        eprintln!("taskie-hook: test pause at {here}");
+        std::thread::sleep(Duration::from_secs(60));
+    } else if want.strip_prefix("panic:") == Some(here.as_str()) {
+        panic!("test panic at {here}");
+    }
+}
+
+/// Makes a rename in `dir` durable.
+fn sync_dir(dir: &Path) -> io::Result<()> {
+    let handle = fs_err::File::open(dir)?;
+    handle.sync_all()
+}
+
+fn with_path(err: io::Error, path: &Path) -> io::Error {
+    io::Error::new(err.kind(), format!("{err} (file: {})", path.display()))
+}
+
+/// Deletes temporary files left in `dir` by a crashed writer. Only call it while holding
+/// the plan lock, so no live writer's file is removed.
+pub fn remove_leftovers(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        if entry
+            .file_name()
+            .as_encoded_bytes()
+            .starts_with(TEMP_PREFIX.as_bytes())
+        {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn replaces_content_and_leaves_no_temp_file() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("state.json");
+        std::fs::write(&target, b"old").unwrap();
+        write(&target, b"new\n").unwrap();
+        assert_eq!(std::fs::read(&target).unwrap(), b"new\n");
+        let names: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name())
+            .collect();
+        assert_eq!(names, vec![std::ffi::OsString::from("state.json")]);
+    }
+
+    #[test]
+    fn removes_only_leftover_temp_files() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join(".taskie-tmp-abc"), b"x").unwrap();
+        std::fs::write(dir.path().join("plan.md"), b"x").unwrap();
+        remove_leftovers(dir.path());
+        assert!(!dir.path().join(".taskie-tmp-abc").exists());
+        assert!(dir.path().join("plan.md").exists());
+    }
+
+    #[test]
+    fn names_the_path_when_the_directory_is_missing() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("nope").join("state.json");
+        let err = write(&target, b"x").unwrap_err();
+        assert!(err.to_string().contains("nope"), "{err}");
+    }
+}

@@ -1,0 +1,189 @@
+//! What a hard stop leaves for the human (SPEC §10): `<plan>-diagnostics.json` and a
+//! compact message with the commands that resolve it.
+
+use crate::model::cycle::{HardStop, StopReason, advance_target};
+use crate::model::tasks::TaskRow;
+use serde_json::{Value, json};
+
+/// Findings listed at most, in the file and in the message.
+const MAX_FINDINGS: usize = 10;
+
+pub fn file_name(plan: &str) -> String {
+    format!("{plan}-diagnostics.json")
+}
+
+/// The diagnostics object and the message for a hard stop.
+/// `verdicts` is this cycle's (iteration, verdict) history; `last_review` is the
+/// newest review file's path (relative to the project) and text.
+pub fn build(
+    plan: &str,
+    stop: &HardStop,
+    tasks: &[TaskRow],
+    verdicts: &[(u64, String)],
+    last_review: Option<(&str, &str)>,
+) -> (Value, String) {
+    let s = &stop.state;
+    let r = stop.review;
+    let target = advance_target(r, s, tasks);
+    let findings = last_review
+        .map(|(_, text)| findings(text))
+        .unwrap_or_default();
+    let mut actions = Vec::new();
+    let why = match stop.reason {
+        StopReason::MaxReviewsReached => {
+            let more = s.max_reviews.saturating_add(4);
+            actions.push(json!({
+                "command": format!("taskie state set --plan {plan} max_reviews={more}"),
+                "description": format!("allow {more} reviews in this cycle; the next stop runs review #{}", stop.iterations.saturating_add(1)),
+            }));
+            format!(
+                "{r} used all {} reviews of its cycle without {} clean reviews in a row",
+                s.max_reviews, s.clean_reviews_required
+            )
+        }
+        StopReason::ReviewerFailuresExhausted => {
+            actions.push(json!({
+                "command": format!("taskie state set --plan {plan} review_failures=0"),
+                "description": "after fixing the reviewer (see the review-*.log files in .taskie/logs/), retry the review at the next stop",
+            }));
+            format!(
+                "the {r} reviewer failed {} times in a row",
+                s.review_failures
+            )
+        }
+    };
+    actions.push(json!({
+        "command": format!("taskie advance --plan {plan}"),
+        "description": format!("accept the work as it is and move on to {target}"),
+    }));
+    let diag = json!({
+        "plan": plan,
+        "stop_reason": stop.reason.as_str(),
+        "review": r.name(),
+        "task": stop.task,
+        "iterations": stop.iterations,
+        "max_reviews": s.max_reviews,
+        "review_failures": s.review_failures,
+        "verdicts": verdicts.iter().map(|(i, v)| json!({"iteration": i, "verdict": v})).collect::<Vec<_>>(),
+        "last_review": last_review.map(|(p, _)| p),
+        "findings": findings,
+        "suggested_actions": actions,
+    });
+
+    let mut msg = format!(
+        "Taskie: hard stop for plan '{plan}': {why}, so no review runs and state.json is unchanged."
+    );
+    if !verdicts.is_empty() {
+        let list: Vec<String> = verdicts.iter().map(|(i, v)| format!("#{i} {v}")).collect();
+        msg.push_str(&format!(" Verdicts: {}.", list.join(", ")));
+    }
+    if let Some((path, _)) = last_review {
+        msg.push_str(&format!(" Last review: {path}"));
+        if findings.is_empty() {
+            msg.push('.');
+        } else {
+            msg.push_str(&format!(" — findings: {}.", findings.join("; ")));
+        }
+    }
+    let cmds: Vec<String> = diag["suggested_actions"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|a| {
+            format!(
+                "`{}` ({})",
+                a["command"].as_str().unwrap_or(""),
+                a["description"].as_str().unwrap_or("")
+            )
+        })
+        .collect();
+    msg.push_str(&format!(
+        " To resolve: {}. Details: .taskie/logs/{}",
+        cmds.join(", or "),
+        file_name(plan)
+    ));
+    (diag, msg)
+}
+
+/// The headings and list items under the review's issues/findings section.
+pub fn findings(text: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut section: Option<usize> = None;
+    for line in text.lines() {
+        let line = line.trim_end_matches('\r');
+        let trimmed = line.trim_start();
+        let level = trimmed.bytes().take_while(|b| *b == b'#').count();
+        if level > 0 && trimmed[level..].starts_with(' ') {
+            let title = trimmed[level..].trim();
+            match section {
+                Some(l) if level > l => out.push(clean(title)),
+                _ => {
+                    let lower = title.to_lowercase();
+                    section =
+                        (lower.contains("issue") || lower.contains("finding")).then_some(level);
+                }
+            }
+        } else if section.is_some() {
+            let item = trimmed
+                .strip_prefix("- ")
+                .or_else(|| trimmed.strip_prefix("* "))
+                .or_else(|| numbered(trimmed));
+            // Only top-level items: an indented item elaborates the one above it.
+            if let Some(item) = item.filter(|_| line.len() - trimmed.len() < 2) {
+                out.push(clean(item));
+            }
+        }
+        if out.len() >= MAX_FINDINGS {
+            break;
+        }
+    }
+    out.retain(|f| !f.is_empty());
+    out
+}
+
+fn numbered(s: &str) -> Option<&str> {
+    let digits = s.bytes().take_while(u8::is_ascii_digit).count();
+    (digits > 0)
+        .then(|| {
+            s[digits..]
+                .strip_prefix(". ")
+                .or_else(|| s[digits..].strip_prefix(") "))
+        })
+        .flatten()
+}
+
+fn clean(s: &str) -> String {
+    let s = s.trim();
+    if s.chars().count() > 160 {
+        format!("{}…", s.chars().take(160).collect::<String>())
+    } else {
+        s.to_owned()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn findings_come_from_the_issues_section_only() {
+        let review = "# Review\n\n## Summary\n- not a finding\n\n## Issues\n\n- Missing test for X\n  - detail\n\
+                      2. Wrong error text\n### Data loss on crash\n\n## Suggestions\n- nice to have\n\nVERDICT: FAIL\n";
+        assert_eq!(
+            findings(review),
+            [
+                "Missing test for X",
+                "Wrong error text",
+                "Data loss on crash"
+            ]
+        );
+    }
+
+    #[test]
+    fn findings_are_capped_at_ten() {
+        let review: String = std::iter::once("## Findings\n".to_string())
+            .chain((0..20).map(|i| format!("- f{i}\n")))
+            .collect();
+        assert_eq!(findings(&review).len(), MAX_FINDINGS);
+    }
+}

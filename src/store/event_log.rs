@@ -1,0 +1,202 @@
+//! `.taskie/logs/events.jsonl` (SPEC §10): one line per hook run that selected a plan.
+
+use crate::model::state::State;
+use serde::{Deserialize, Serialize};
+use std::io::{self, Write};
+use std::path::Path as FsPath;
+
+/// Size past which the log is rotated to `events.jsonl.1`.
+pub const ROTATE_BYTES: u64 = 10 * 1024 * 1024;
+pub const FILE: &str = "events.jsonl";
+
+/// The branch of SPEC §5 a run took; stable names for scripts and `taskie status`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Path {
+    #[default]
+    NoReviewDue,
+    ValidationFailed,
+    StateError,
+    PostReviewPending,
+    ReviewsDisabled,
+    HardStop,
+    PreconditionMissing,
+    ReviewerFailed,
+    ReviewBlocked,
+    Advanced,
+    Locked,
+    /// An internal error the hook failed open on; never part of the normal procedure.
+    InternalError,
+}
+
+impl Path {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Path::NoReviewDue => "no-review-due",
+            Path::ValidationFailed => "validation-failed",
+            Path::StateError => "state-error",
+            Path::PostReviewPending => "post-review-pending",
+            Path::ReviewsDisabled => "reviews-disabled",
+            Path::HardStop => "hard-stop",
+            Path::PreconditionMissing => "precondition-missing",
+            Path::ReviewerFailed => "reviewer-failed",
+            Path::ReviewBlocked => "review-blocked",
+            Path::Advanced => "advanced",
+            Path::Locked => "locked",
+            Path::InternalError => "internal-error",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+pub struct Record {
+    pub ts: String,
+    pub plan: String,
+    pub outcome: &'static str,
+    pub path: Path,
+    pub review: Option<&'static str>,
+    pub iteration: Option<u64>,
+    pub model: Option<String>,
+    pub verdict: Option<&'static str>,
+    pub verdict_source: Option<String>,
+    pub reviewer_exit: Option<i32>,
+    /// The whole hook run, reviewer included.
+    pub duration_ms: u64,
+    pub phase_before: Option<String>,
+    pub next_phase_before: Option<String>,
+    pub phase_after: Option<String>,
+    pub next_phase_after: Option<String>,
+}
+
+impl Record {
+    pub fn after(&mut self, s: &State) {
+        self.phase_after = Some(s.phase.clone());
+        self.next_phase_after = s.next_phase.clone();
+    }
+}
+
+/// A record as read back: the same fields, owned.
+#[derive(Debug, Clone, PartialEq, Default, Deserialize)]
+#[serde(default)]
+pub struct Logged {
+    pub ts: String,
+    pub plan: String,
+    pub path: String,
+    pub review: Option<String>,
+    pub iteration: Option<u64>,
+    pub model: Option<String>,
+    pub verdict: Option<String>,
+}
+
+/// Appends one record, rotating the log first when it is past [`ROTATE_BYTES`].
+pub fn append(logs: &FsPath, record: &Record) -> io::Result<()> {
+    let path = logs.join(FILE);
+    let mut line = serde_json::to_string(record).map_err(io::Error::other)?;
+    line.push('\n');
+    let mut file = open_append(&path)?;
+    if file.metadata()?.len() >= ROTATE_BYTES {
+        fs_err::rename(&path, logs.join(format!("{FILE}.1")))?;
+        file = open_append(&path)?;
+    }
+    // One write call per line: with O_APPEND, concurrent hooks never interleave a line.
+    file.write_all(line.as_bytes())
+}
+
+fn open_append(path: &FsPath) -> io::Result<fs_err::File> {
+    fs_err::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(path)
+}
+
+/// The records of one plan's review `review`, oldest first, from both log generations.
+pub fn history(logs: &FsPath, plan: &str, review: &str) -> Vec<Logged> {
+    let mut out = Vec::new();
+    for name in [format!("{FILE}.1"), FILE.to_string()] {
+        let Ok(text) = std::fs::read_to_string(logs.join(name)) else {
+            continue;
+        };
+        out.extend(
+            text.lines()
+                .filter_map(|l| serde_json::from_str::<Logged>(l).ok())
+                .filter(|r| r.plan == plan && r.review.as_deref() == Some(review)),
+        );
+    }
+    out
+}
+
+/// The verdicts of the cycle that ended with iteration `last`: walking back from the
+/// newest record, iterations must count down to 1 without a gap.
+pub fn cycle_verdicts(history: &[Logged], last: u64) -> Vec<(u64, String)> {
+    let mut out: Vec<(u64, String)> = Vec::new();
+    let mut want = last;
+    for r in history.iter().rev() {
+        if want == 0 {
+            break;
+        }
+        if let (Some(i), Some(v)) = (r.iteration, r.verdict.as_ref())
+            && i == want
+        {
+            out.push((i, v.clone()));
+            want -= 1;
+        }
+    }
+    out.reverse();
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn logged(i: u64, v: &str) -> Logged {
+        Logged {
+            iteration: Some(i),
+            verdict: Some(v.into()),
+            ..Logged::default()
+        }
+    }
+
+    #[test]
+    fn cycle_verdicts_take_the_newest_run_of_iterations() {
+        let h = [
+            logged(1, "PASS"),
+            logged(2, "FAIL"),
+            logged(1, "FAIL"),
+            logged(2, "FAIL"),
+            logged(3, "PASS"),
+        ];
+        assert_eq!(
+            cycle_verdicts(&h, 3),
+            vec![(1, "FAIL".into()), (2, "FAIL".into()), (3, "PASS".into())]
+        );
+    }
+
+    #[test]
+    fn appends_and_rotates_past_the_limit() {
+        let dir = tempfile::tempdir().unwrap();
+        let rec = Record {
+            plan: "p".into(),
+            outcome: "allow",
+            review: Some("plan-review"),
+            ..Record::default()
+        };
+        append(dir.path(), &rec).unwrap();
+        let text = std::fs::read_to_string(dir.path().join(FILE)).unwrap();
+        let v: serde_json::Value = serde_json::from_str(text.trim()).unwrap();
+        assert_eq!(v["path"], "no-review-due");
+        assert_eq!(history(dir.path(), "p", "plan-review").len(), 1);
+
+        let f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(dir.path().join(FILE))
+            .unwrap();
+        f.set_len(ROTATE_BYTES).unwrap();
+        append(dir.path(), &rec).unwrap();
+        assert_eq!(
+            std::fs::metadata(dir.path().join(FILE)).unwrap().len() as usize,
+            text.len()
+        );
+        assert!(dir.path().join("events.jsonl.1").exists());
+    }
+}

@@ -1,0 +1,12 @@
+//! The `.taskie` directory on disk: finding the project, selecting a plan, reading a plan
+//! snapshot, the atomic write, the plan lock, the event log and the diagnostics file.
+//! Depends on `model` only.
+
+pub mod atomic;
+pub mod diagnostics;
+pub mod event_log;
+pub mod lock;
+pub mod project;
+mod scan;
+pub mod select;
+pub mod snapshot;

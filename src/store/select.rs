@@ -1,0 +1,62 @@
+//! Which plan a run is about (SPEC §5 step 6).
+
+use crate::model::plan_file::valid_id;
+use crate::store::scan;
+use std::io;
+use std::path::Path;
+
+/// The plan a run acts on, and why it was chosen (shown by `--dry-run`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Selected {
+    pub id: String,
+    pub why: String,
+}
+
+/// Why no plan could be used.
+#[derive(Debug)]
+pub enum SelectError {
+    /// `--plan` / `TASKIE_PLAN` is not a valid id or names no plan directory.
+    Explicit(String),
+    Io(io::Error),
+}
+
+impl std::fmt::Display for SelectError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SelectError::Explicit(m) => f.write_str(m),
+            SelectError::Io(e) => write!(f, "cannot read the plans directory: {e}"),
+        }
+    }
+}
+
+/// Selects the plan (SPEC §5 step 6). `warn` receives one line per skipped directory.
+pub fn select(
+    plans: &Path,
+    explicit: Option<&str>,
+    warn: &mut dyn FnMut(String),
+) -> Result<Option<Selected>, SelectError> {
+    if let Some(id) = explicit {
+        if !valid_id(id) {
+            return Err(SelectError::Explicit(format!(
+                "the plan id \"{id}\" (from --plan or TASKIE_PLAN) is not valid: use letters, digits, '_' and '-' only"
+            )));
+        }
+        let dir = plans.join(id);
+        // symlink_metadata: a plan directory that is a link is not followed (it may point anywhere).
+        if !std::fs::symlink_metadata(&dir).is_ok_and(|m| m.is_dir()) {
+            return Err(SelectError::Explicit(format!(
+                "the plan \"{id}\" (from --plan or TASKIE_PLAN) does not exist: no directory {}",
+                dir.display()
+            )));
+        }
+        return Ok(Some(Selected {
+            id: id.into(),
+            why: "named by --plan or TASKIE_PLAN".into(),
+        }));
+    }
+    let best = scan::newest_plan(plans, warn).map_err(SelectError::Io)?;
+    Ok(best.map(|id| Selected {
+        id,
+        why: "its *.md or state.json was modified most recently".into(),
+    }))
+}

@@ -1,0 +1,202 @@
+//! One plan as read from disk, the same way for the hook and every command: the
+//! listing, the structure errors, the task rows and state.json (SPEC §5 steps 7–9).
+//! The rules for links and non-regular files live here and nowhere else.
+
+use crate::model::facts::Facts;
+use crate::model::state::{State, StateError};
+use crate::model::tasks::{self, TaskRow};
+use crate::model::validate::{self, Listing};
+use crate::store::atomic;
+use crate::store::project::Project;
+use std::io;
+use std::path::{Path, PathBuf};
+
+/// Everything read from the plan directory, owned; [`Gathered::facts`] borrows it.
+pub struct Gathered {
+    pub plan: String,
+    pub stop_hook_active: bool,
+    pub files: Vec<String>,
+    pub errors: Vec<String>,
+    pub tasks: Vec<TaskRow>,
+    pub state: Result<Option<State>, StateError>,
+}
+
+impl Gathered {
+    pub fn read(dir: &Path, plan: &str, stop_hook_active: bool) -> std::io::Result<Gathered> {
+        Gathered::gather(dir, plan, stop_hook_active, false)
+    }
+
+    /// [`Gathered::read`] for a caller holding the plan lock: the leftover temporary files
+    /// of atomic writes (SPEC §5 step 7) are deleted on the way, found by the same
+    /// directory listing instead of a second one.
+    pub fn read_locked(
+        dir: &Path,
+        plan: &str,
+        stop_hook_active: bool,
+    ) -> std::io::Result<Gathered> {
+        Gathered::gather(dir, plan, stop_hook_active, true)
+    }
+
+    fn gather(
+        dir: &Path,
+        plan: &str,
+        stop_hook_active: bool,
+        clean: bool,
+    ) -> std::io::Result<Gathered> {
+        let mut listing = list(dir)?;
+        if clean {
+            let leftover = |f: &String| f.starts_with(crate::model::plan_file::TEMP_PREFIX);
+            if listing
+                .files
+                .iter()
+                .any(|f| leftover(f) && f.contains('\u{FFFD}'))
+            {
+                // A name that is not UTF-8 is listed lossily: delete by the raw names.
+                atomic::remove_leftovers(dir);
+                listing = list(dir)?;
+            } else {
+                listing
+                    .files
+                    .retain(|f| !(leftover(f) && std::fs::remove_file(dir.join(f)).is_ok()));
+            }
+        }
+        let tasks_md = if listing.files.iter().any(|f| f == "tasks.md") {
+            Some(fs_err::read_to_string(dir.join("tasks.md"))?)
+        } else {
+            None
+        };
+        let errors = validate::validate(&listing, tasks_md.as_deref());
+        let tasks = tasks_md
+            .as_deref()
+            .and_then(|t| tasks::parse(t).ok())
+            .unwrap_or_default();
+        let state = read_state(&dir.join("state.json"));
+        Ok(Gathered {
+            plan: plan.into(),
+            stop_hook_active,
+            files: listing.files,
+            errors,
+            tasks,
+            state,
+        })
+    }
+
+    pub fn facts(&self) -> Facts<'_> {
+        Facts {
+            plan: &self.plan,
+            stop_hook_active: self.stop_hook_active,
+            errors: &self.errors,
+            state: &self.state,
+            files: &self.files,
+            tasks: &self.tasks,
+        }
+    }
+}
+
+/// state.json: `Ok(None)` when there is none.
+pub fn read_state(path: &Path) -> Result<Option<State>, StateError> {
+    match state_bytes(path) {
+        Ok(Some(bytes)) => State::parse(&bytes).map(Some),
+        Ok(None) => Ok(None),
+        Err(e) => Err(StateError::Unreadable(e.to_string())),
+    }
+}
+
+/// The bytes of state.json, `None` when there is none. A symbolic link is refused: reading
+/// through it would take state from wherever it points, and the atomic write would then
+/// replace the link with a regular file (docs/security.md).
+pub fn state_bytes(path: &Path) -> std::io::Result<Option<Vec<u8>>> {
+    match std::fs::symlink_metadata(path) {
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
+        Ok(m) if m.file_type().is_symlink() => {
+            return Err(std::io::Error::other(
+                "it is a symbolic link; taskie neither reads nor writes state through a link, so replace the link \
+                 with the file it points to",
+            ));
+        }
+        _ => {}
+    }
+    match std::fs::read(path) {
+        Ok(bytes) => Ok(Some(bytes)),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
+        Err(e) => Err(e),
+    }
+}
+
+/// The directories the hook writes in must not lead out of the project through symbolic
+/// links (docs/security.md): `.taskie`, `.taskie/plans`, the plan directory,
+/// `.taskie/logs` and `.taskie/locks`, where they exist, must resolve inside it. Returns
+/// what is wrong, if anything.
+pub fn escaping_link(project: &Project, plan: &str) -> Option<String> {
+    let dirs = [
+        project.taskie(),
+        project.plans(),
+        project.plan_dir(plan),
+        project.logs(),
+        project.locks(),
+    ];
+    // Every stop (SPEC §16): when none of them is a link, each is the project directory
+    // plus a relative path and resolves inside it; one `lstat` each answers that, where
+    // resolving them all would read every link of every ancestor.
+    let is_link =
+        |d: &PathBuf| std::fs::symlink_metadata(d).is_ok_and(|m| m.file_type().is_symlink());
+    if !dirs.iter().any(is_link) {
+        return None;
+    }
+    let root = match project.root.canonicalize() {
+        Ok(r) => r,
+        Err(e) => return Some(format!("the project directory cannot be resolved ({e})")),
+    };
+    for dir in dirs {
+        if std::fs::symlink_metadata(&dir).is_err() {
+            continue;
+        }
+        let shown = project.relative(&dir);
+        match dir.canonicalize() {
+            Ok(real) if real.starts_with(&root) => {}
+            Ok(real) => {
+                return Some(format!(
+                    "{shown} is a symbolic link to {}, outside the project",
+                    real.display()
+                ));
+            }
+            Err(e) => return Some(format!("{shown} cannot be resolved ({e})")),
+        }
+    }
+    None
+}
+
+/// What is directly in a plan directory, for validation (SPEC §7).
+pub fn list(dir: &Path) -> io::Result<Listing> {
+    let mut listing = Listing::default();
+    for entry in fs_err::read_dir(dir)? {
+        let entry = entry?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if entry.file_type()?.is_dir() {
+            listing.nested_md = listing.nested_md || contains_md(&entry.path(), 0);
+        } else {
+            listing.files.push(name);
+        }
+    }
+    listing.files.sort();
+    Ok(listing)
+}
+
+/// Whether a `*.md` exists anywhere below `dir`; links are not followed and the
+/// depth is bounded so a pathological tree cannot stall the hook.
+fn contains_md(dir: &Path, depth: u32) -> bool {
+    if depth > 8 {
+        return false;
+    }
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return false;
+    };
+    entries.flatten().any(|e| {
+        let is_dir = e.file_type().is_ok_and(|t| t.is_dir());
+        if is_dir {
+            contains_md(&e.path(), depth + 1)
+        } else {
+            e.file_name().as_encoded_bytes().ends_with(b".md")
+        }
+    })
+}

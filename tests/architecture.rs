@@ -1,0 +1,152 @@
+//! The layout rule of docs/architecture.md, checked on the source: model ← store ←
+//! {hook, commands}; reviewer only from hook; commands never import the hook, the
+//! reviewer or each other.
+
+use std::path::{Path, PathBuf};
+
+/// The layer a source file belongs to, and for commands the command's name.
+fn layer_of(path: &Path) -> (String, Option<String>) {
+    let rel = path.strip_prefix(src()).unwrap();
+    let mut parts = rel.iter().map(|p| p.to_string_lossy().into_owned());
+    let first = parts.next().unwrap();
+    match parts.next() {
+        Some(file) => {
+            let name = file.trim_end_matches(".rs").to_string();
+            (first, (name != "mod").then_some(name))
+        }
+        None => (first.trim_end_matches(".rs").to_string(), None),
+    }
+}
+
+fn src() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("src")
+}
+
+fn rust_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            rust_files(&path, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            out.push(path);
+        }
+    }
+}
+
+/// Every `crate::a::b` path in the file, as (a, b).
+fn crate_paths(text: &str) -> Vec<(String, Option<String>)> {
+    let mut found = Vec::new();
+    for (i, _) in text.match_indices("crate::") {
+        let rest = &text[i + "crate::".len()..];
+        let word = |s: &str| -> String {
+            s.chars()
+                .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+                .collect()
+        };
+        let top = word(rest);
+        let sub = rest[top.len()..]
+            .strip_prefix("::")
+            .map(word)
+            .filter(|w| !w.is_empty());
+        found.push((top, sub));
+    }
+    found
+}
+
+#[test]
+fn the_dependency_rule_holds() {
+    let allowed = |from: &str, to: &str| -> bool {
+        match from {
+            "model" => to == "model",
+            "store" => matches!(to, "model" | "store" | "clock"),
+            "reviewer" => matches!(to, "model" | "store" | "reviewer" | "clock"),
+            "hook" => matches!(to, "model" | "store" | "hook" | "reviewer" | "clock"),
+            "commands" => matches!(
+                to,
+                "model" | "store" | "commands" | "error" | "paint" | "clock"
+            ),
+            _ => true,
+        }
+    };
+    let mut files = Vec::new();
+    rust_files(&src(), &mut files);
+    let mut wrong = Vec::new();
+    for file in &files {
+        let (layer, command) = layer_of(file);
+        let text = std::fs::read_to_string(file).unwrap();
+        for (to, sub) in crate_paths(&text) {
+            if !allowed(&layer, &to) {
+                wrong.push(format!("{} imports crate::{to}", file.display()));
+            }
+            // A command may use what commands/mod.rs shares, never another command.
+            if layer == "commands"
+                && to == "commands"
+                && let (Some(this), Some(other)) = (&command, &sub)
+                && this != other
+                && files
+                    .iter()
+                    .any(|f| f.ends_with(format!("commands/{other}.rs")))
+            {
+                wrong.push(format!(
+                    "{} imports the command crate::commands::{other}",
+                    file.display()
+                ));
+            }
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "imports against docs/architecture.md:\n{}",
+        wrong.join("\n")
+    );
+}
+
+#[test]
+fn the_source_tree_has_the_documented_shape() {
+    let top: Vec<String> = std::fs::read_dir(src())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".rs"))
+        .collect();
+    assert!(
+        top.len() <= 8,
+        "more than 8 files directly in src/: {top:?}"
+    );
+    for dir in ["model", "store", "hook", "reviewer", "commands"] {
+        assert!(src().join(dir).join("mod.rs").is_file(), "src/{dir}/mod.rs");
+    }
+    let mut files = Vec::new();
+    rust_files(&src(), &mut files);
+    let suffixed: Vec<_> = files
+        .iter()
+        .filter(|f| f.to_string_lossy().ends_with("_cmd.rs"))
+        .collect();
+    assert!(suffixed.is_empty(), "{suffixed:?}");
+}
+
+#[test]
+fn unsafe_blocks_are_few_and_each_says_why() {
+    let mut files = Vec::new();
+    rust_files(&src(), &mut files);
+    let mut count = 0;
+    let mut unexplained = Vec::new();
+    for file in &files {
+        let text = std::fs::read_to_string(file).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        for (i, line) in lines.iter().enumerate() {
+            let code = line.split("//").next().unwrap_or("");
+            if code.contains("unsafe {") || code.trim_end().ends_with("unsafe") {
+                count += 1;
+                let before = &lines[i.saturating_sub(6)..i];
+                if !before.iter().any(|l| l.contains("// SAFETY:")) {
+                    unexplained.push(format!("{}:{}", file.display(), i + 1));
+                }
+            }
+        }
+    }
+    assert!(
+        unexplained.is_empty(),
+        "unsafe without a SAFETY line: {unexplained:?}"
+    );
+    assert!(count <= 4, "{count} unsafe blocks; the budget is 4");
+}

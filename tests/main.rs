@@ -1,0 +1,17 @@
+//! The integration tests: one crate, as `just` has, so the binaries and the support
+//! code are built once. Each module is a part of the behaviour; `support` is the one
+//! project builder and fake reviewer they share.
+
+mod support;
+
+mod architecture;
+mod cli;
+mod cli_mark;
+mod cli_routing;
+mod faults;
+mod hook;
+mod loop_safety;
+mod properties;
+mod reviewer;
+mod security;
+mod workflow;

@@ -1,0 +1,204 @@
+//! Helpers for the fault, security, property and loop-safety tests, on top of the project builder:
+//! hand-written reviewer scripts, hooks started as background processes (to kill them or
+//! run several at once), and waiting for processes to disappear.
+
+use super::{Project, Run};
+use serde_json::{Value, json};
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+pub const HOOK: &str = env!("CARGO_BIN_EXE_taskie-hook");
+
+/// The first lines of every scripted reviewer: counts the call, records its pid, and finds
+/// the review file the prompt asks for (relative to the project, its working directory).
+const PROLOGUE: &str = "#!/bin/sh\n\
+here=$(dirname \"$0\")\n\
+echo run >> \"$here/calls\"\n\
+echo $$ >> \"$here/pids\"\n\
+for a; do prompt=\"$a\"; done\n\
+path=$(printf '%s\\n' \"$prompt\" | sed -n 's/^- Write your review to exactly this file, creating it: //p')\n";
+
+/// Shell that writes a FAIL review and prints the CLI's result object, as `claude` does.
+pub const REVIEW_FAIL: &str = "printf '# Review\\n\\n- Fix the thing\\n\\nVERDICT: FAIL\\n' > \"$path\"\n\
+echo '{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":false,\"result\":\"done\",\"structured_output\":{\"verdict\":\"FAIL\"}}'\n";
+
+/// The same with PASS.
+pub const REVIEW_PASS: &str = "printf '# Review\\n\\nAll good.\\n\\nVERDICT: PASS\\n' > \"$path\"\n\
+echo '{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":false,\"result\":\"done\",\"structured_output\":{\"verdict\":\"PASS\"}}'\n";
+
+pub trait ProjectExt {
+    /// Installs a reviewer made of [`PROLOGUE`] and `body` (sh).
+    fn script_reviewer(&self, body: &str);
+    /// Starts the hook in the background with `event` on stdin (cwd filled in) and the
+    /// same environment as `Project::hook_command`, plus `env`.
+    fn spawn_hook(&self, event: Value, env: &[(&str, &str)]) -> Child;
+    fn state_path(&self) -> PathBuf;
+    fn put_state(&self, bytes: &[u8]);
+    /// Pids the scripted reviewer recorded, in start order.
+    fn reviewer_pids(&self) -> Vec<libc::pid_t>;
+    /// Names in the plan directory starting with `.taskie-tmp-`.
+    fn temp_files(&self) -> Vec<String>;
+}
+
+impl ProjectExt for Project {
+    fn script_reviewer(&self, body: &str) {
+        use std::os::unix::fs::PermissionsExt;
+        let path = self.reviewer_path();
+        std::fs::write(&path, format!("{PROLOGUE}{body}\n")).unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+
+    fn spawn_hook(&self, mut event: Value, env: &[(&str, &str)]) -> Child {
+        if event.get("cwd").is_none() {
+            event["cwd"] = json!(self.root());
+        }
+        let mut cmd = Command::new(HOOK);
+        cmd.env_remove("TASKIE_HOOK_SKIP")
+            .env_remove("TASKIE_PLAN")
+            .env_remove("CLAUDE_PROJECT_DIR")
+            .env_remove("TASKIE_REVIEW_TIMEOUT")
+            .env_remove("TASKIE_TEST_PAUSE_AT")
+            .env("TASKIE_REVIEWER", self.reviewer_path())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let mut child = cmd.spawn().expect("start taskie-hook");
+        let mut stdin = child.stdin.take().unwrap();
+        stdin.write_all(event.to_string().as_bytes()).unwrap();
+        drop(stdin);
+        child
+    }
+
+    fn state_path(&self) -> PathBuf {
+        self.plan_dir().join("state.json")
+    }
+
+    fn put_state(&self, bytes: &[u8]) {
+        std::fs::write(self.state_path(), bytes).unwrap();
+    }
+
+    fn reviewer_pids(&self) -> Vec<libc::pid_t> {
+        std::fs::read_to_string(self.reviewer_dir().join("pids"))
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| l.trim().parse().ok())
+            .collect()
+    }
+
+    fn temp_files(&self) -> Vec<String> {
+        std::fs::read_dir(self.plan_dir())
+            .unwrap()
+            .flatten()
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .filter(|n| n.starts_with(".taskie-tmp-"))
+            .collect()
+    }
+}
+
+/// An ordinary Stop event.
+pub fn stop_event(active: bool) -> Value {
+    json!({"hook_event_name": "Stop", "stop_hook_active": active})
+}
+
+/// Waits for a background hook and returns what it printed.
+pub fn finish(child: Child) -> Run {
+    Run::from(child.wait_with_output().expect("wait for taskie-hook"))
+}
+
+/// Forwards the child's stderr lines to a channel, so a test can wait for a marker line
+/// without blocking forever.
+pub fn stderr_lines(child: &mut Child) -> mpsc::Receiver<String> {
+    let (tx, rx) = mpsc::channel();
+    let err = child.stderr.take().unwrap();
+    std::thread::spawn(move || {
+        for line in BufReader::new(err).lines().map_while(Result::ok) {
+            if tx.send(line).is_err() {
+                break;
+            }
+        }
+    });
+    rx
+}
+
+/// Waits (bounded) for a line containing `needle`.
+pub fn wait_for_line(rx: &mpsc::Receiver<String>, needle: &str, within: Duration) -> bool {
+    let end = Instant::now() + within;
+    while let Some(left) = end.checked_duration_since(Instant::now()) {
+        match rx.recv_timeout(left) {
+            Ok(line) if line.contains(needle) => return true,
+            Ok(_) => {}
+            Err(_) => return false,
+        }
+    }
+    false
+}
+
+/// Polls `cond` until it holds or `within` passes. For liveness only (a process has gone,
+/// a file has appeared), never as a measure of speed.
+pub fn eventually(within: Duration, mut cond: impl FnMut() -> bool) -> bool {
+    let end = Instant::now() + within;
+    loop {
+        if cond() {
+            return true;
+        }
+        if Instant::now() >= end {
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+}
+
+/// True once `pid` no longer runs (a zombie counts as gone: it is dead, and who reaps it is
+/// up to the container's init).
+pub fn gone(pid: libc::pid_t) -> bool {
+    // SAFETY: kill with signal 0 only checks for existence.
+    if unsafe { libc::kill(pid, 0) } != 0 {
+        return true;
+    }
+    match std::fs::read_to_string(format!("/proc/{pid}/stat")) {
+        Ok(stat) => stat
+            .rsplit_once(") ")
+            .is_some_and(|(_, rest)| rest.starts_with('Z') || rest.starts_with('X')),
+        Err(_) => true,
+    }
+}
+
+/// SIGKILLs the pids still alive when dropped, so a failed assertion leaks no process.
+pub struct Reap(pub Vec<libc::pid_t>);
+
+impl Drop for Reap {
+    fn drop(&mut self) {
+        for &pid in &self.0 {
+            if pid > 1 && !gone(pid) {
+                // SAFETY: kill has no memory-safety preconditions.
+                unsafe { libc::kill(pid, libc::SIGKILL) };
+            }
+        }
+    }
+}
+
+/// The files below `dir` (relative names), to prove nothing was created.
+pub fn tree(dir: &Path) -> Vec<String> {
+    fn walk(base: &Path, dir: &Path, out: &mut Vec<String>) {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for e in entries.flatten() {
+            let p = e.path();
+            out.push(p.strip_prefix(base).unwrap().display().to_string());
+            if e.file_type().is_ok_and(|t| t.is_dir()) {
+                walk(base, &p, out);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    walk(dir, dir, &mut out);
+    out.sort();
+    out
+}
