@@ -55,6 +55,7 @@ pub fn run(inv: &Invocation, plan: Option<&str>, out: &mut dyn Write) -> Result<
     let (held, gathered, state) = target.locked_state()?;
     let (next, message) = advance(&gathered.facts(), &state)?;
     target.write_state(&held, &next)?;
+    inv.bind(&target);
     writeln!(out, "{message}")?;
     Ok(())
 }

@@ -503,6 +503,7 @@ pub fn run(
             target.write_state(&held, s)?;
         }
     }
+    inv.bind(&target);
     print(out, Some(&target.plan), &chosen, json)
 }
 

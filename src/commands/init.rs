@@ -52,6 +52,7 @@ pub fn run(
     }
     let state = initial(max_reviews, tdd);
     target.write_state(&held, &state)?;
+    inv.bind(&target);
     let next = if max_reviews == 0 {
         "Reviews are disabled (max_reviews 0): the hook moves past each review without running it."
     } else {

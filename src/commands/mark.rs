@@ -336,6 +336,7 @@ pub fn run(
     if marked.changed {
         target.write_state(&held, &marked.state)?;
     }
+    inv.bind(&target);
     writeln!(out, "{}", marked.message)?;
     Ok(())
 }

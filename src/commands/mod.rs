@@ -8,6 +8,7 @@ use crate::store::atomic;
 use crate::store::lock::{self, PlanLock};
 use crate::store::project::{self, Project};
 use crate::store::select::{self, SelectError};
+use crate::store::sessions::{self, SessionId};
 use crate::store::snapshot;
 use crate::store::snapshot::Gathered;
 
@@ -26,6 +27,8 @@ pub struct Invocation {
     pub cwd: PathBuf,
     /// `TASKIE_PLAN`, when set and not empty.
     pub env_plan: Option<String>,
+    /// The Claude Code session the command runs in (`CLAUDE_CODE_SESSION_ID`, SPEC §17).
+    pub session: Option<SessionId>,
 }
 
 impl Invocation {
@@ -35,11 +38,26 @@ impl Invocation {
         Ok(Invocation {
             cwd,
             env_plan: std::env::var("TASKIE_PLAN").ok().filter(|p| !p.is_empty()),
+            session: SessionId::from_env(),
         })
     }
 
+    /// Binds this session, if any, to the plan a command acted on (SPEC §17). A binding
+    /// that cannot be written is reported, never a reason to fail the command.
+    pub fn bind(&self, target: &Target) {
+        if let Some(session) = &self.session
+            && let Err(e) = sessions::bind(&target.project, session, &target.plan)
+        {
+            eprintln!(
+                "taskie: could not bind this session to plan '{}' in .taskie/sessions ({e})",
+                target.plan
+            );
+        }
+    }
+
     pub fn project(&self) -> Result<Project, Error> {
-        project::find_project(&self.cwd).ok_or_else(|| Error::NoProject(self.cwd.clone()))
+        project::find_project(&self.cwd, project::ceiling_from_env().as_deref())
+            .ok_or_else(|| Error::NoProject(self.cwd.clone()))
     }
 
     /// The plan named by `--plan`, else `TASKIE_PLAN`, else the most recently modified one.
@@ -56,7 +74,7 @@ impl Invocation {
             };
         }
         let mut warn = |w: String| eprintln!("taskie: {w}");
-        match select::select(&project.plans(), explicit, &mut warn) {
+        match select::select(&project, explicit, self.session.as_ref(), &mut warn) {
             Ok(Some(selected)) => Ok(Target {
                 project,
                 plan: selected.id,

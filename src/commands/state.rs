@@ -109,9 +109,10 @@ pub fn set(
     })?;
     let held = target.lock()?;
     let path = target.state_path();
-    let bytes = match std::fs::read(&path) {
-        Ok(b) => b,
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+    // The same reader as the hook and every other command: a link is refused.
+    let bytes = match crate::store::snapshot::state_bytes(&path) {
+        Ok(Some(b)) => b,
+        Ok(None) => {
             return Err(Error::NoState(target.plan.clone()));
         }
         Err(e) => {
@@ -134,6 +135,7 @@ pub fn set(
     if text.as_bytes() != bytes.as_slice() {
         target.write_state_text(&held, &text)?;
     }
+    inv.bind(&target);
     for (name, value) in &assignments {
         let before = stored
             .get(name)

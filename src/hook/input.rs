@@ -1,38 +1,77 @@
 //! The Stop hook's input (SPEC §4): one JSON object, every field optional.
 
-use serde_json::Value;
+use serde::Deserialize;
+use serde::de::IgnoredAny;
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Event {
     pub cwd: Option<String>,
     pub stop_hook_active: bool,
     pub hook_event_name: Option<String>,
+    /// The stopping session (SPEC §17); absent in older clients.
+    pub session_id: Option<String>,
+}
+
+/// The event as sent: every field optional, unknown fields ignored.
+#[derive(Deserialize)]
+struct Wire {
+    #[serde(default)]
+    cwd: Lenient<String>,
+    #[serde(default)]
+    stop_hook_active: Lenient<bool>,
+    #[serde(default)]
+    hook_event_name: Lenient<String>,
+    #[serde(default)]
+    session_id: Lenient<String>,
+}
+
+/// A field of the wrong type counts as absent: the hook must accept any input.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum Lenient<T> {
+    Valid(T),
+    Other(IgnoredAny),
+}
+
+impl<T> Default for Lenient<T> {
+    fn default() -> Self {
+        Lenient::Other(IgnoredAny)
+    }
+}
+
+impl<T> Lenient<T> {
+    fn get(self) -> Option<T> {
+        match self {
+            Lenient::Valid(v) => Some(v),
+            Lenient::Other(_) => None,
+        }
+    }
 }
 
 impl Event {
-    /// Fields of the wrong type are treated as absent: the hook must accept any input.
     pub fn parse(input: &[u8]) -> Result<Event, String> {
         if input.iter().all(u8::is_ascii_whitespace) {
             return Err(
                 "Taskie: the Stop hook received no input on stdin, so it did nothing.".into(),
             );
         }
-        let value: Value = serde_json::from_slice(input).map_err(|e| {
+        let value: serde_json::Value = serde_json::from_slice(input).map_err(|e| {
             format!("Taskie: the Stop hook input is not JSON ({e}), so it did nothing.")
         })?;
-        let Value::Object(map) = value else {
+        if !value.is_object() {
             return Err(
                 "Taskie: the Stop hook input is not a JSON object, so it did nothing.".into(),
             );
-        };
-        let text = |k: &str| map.get(k).and_then(Value::as_str).map(str::to_owned);
+        }
+        let wire = Wire::deserialize(value).map_err(|e| {
+            format!("Taskie: the Stop hook input could not be read ({e}), so it did nothing.")
+        })?;
+        let nonempty = |s: Option<String>| s.filter(|s| !s.is_empty());
         Ok(Event {
-            cwd: text("cwd").filter(|c| !c.is_empty()),
-            stop_hook_active: map
-                .get("stop_hook_active")
-                .and_then(Value::as_bool)
-                .unwrap_or(false),
-            hook_event_name: text("hook_event_name"),
+            cwd: nonempty(wire.cwd.get()),
+            stop_hook_active: wire.stop_hook_active.get().unwrap_or(false),
+            hook_event_name: wire.hook_event_name.get(),
+            session_id: nonempty(wire.session_id.get()),
         })
     }
 
@@ -61,9 +100,18 @@ mod tests {
             Event {
                 cwd: Some("/p".into()),
                 stop_hook_active: true,
-                hook_event_name: Some("Stop".into())
+                hook_event_name: Some("Stop".into()),
+                session_id: None,
             }
         );
+    }
+
+    #[test]
+    fn the_session_id_is_read_when_it_is_a_string() {
+        let e = Event::parse(br#"{"session_id":"abc-1"}"#).unwrap();
+        assert_eq!(e.session_id.as_deref(), Some("abc-1"));
+        let e = Event::parse(br#"{"session_id":7}"#).unwrap();
+        assert_eq!(e.session_id, None);
     }
 
     #[test]

@@ -11,8 +11,9 @@ use crate::model::state::State;
 use crate::reviewer;
 use crate::store::event_log::{self, Path as Branch, Record};
 use crate::store::lock::{self, PlanLock};
-use crate::store::project::Project;
+use crate::store::project::{self, Project};
 use crate::store::select::{self, SelectError, Selected};
+use crate::store::sessions::{self, SessionId};
 use crate::store::snapshot::{Gathered, escaping_link, state_bytes};
 use crate::store::{atomic, diagnostics};
 use decide::{Outcome, Step};
@@ -129,30 +130,34 @@ pub fn locate(opts: &Options, input: &[u8]) -> Result<Located, (Answer, &'static
     if event.is_subagent_stop() {
         return Err((Answer::Allow(None), "subagent-stop"));
     }
-    let root = match &event.cwd {
+    let ceiling = project::ceiling_from_env();
+    let start = match &event.cwd {
         Some(c) => PathBuf::from(c),
-        None => std::env::var_os("CLAUDE_PROJECT_DIR")
-            .filter(|d| !d.is_empty())
-            .map(PathBuf::from)
+        None => ceiling
+            .clone()
             .or_else(|| std::env::current_dir().ok())
             .unwrap_or_default(),
     };
-    if !root.is_dir() {
+    if !start.is_dir() {
         let m = format!(
             "Taskie: the project directory {} does not exist, so the hook did nothing.",
-            root.display()
+            start.display()
         );
         return Err((Answer::allow(m), "no-project-dir"));
     }
-    let project = Project::new(root);
+    // Claude Code reports the session's current directory, which may be below the project.
+    let Some(project) = project::find_project(&start, ceiling.as_deref()) else {
+        return Err((Answer::Allow(None), "no-plans-dir"));
+    };
     if !project.plans().is_dir() {
         return Err((Answer::Allow(None), "no-plans-dir"));
     }
+    let session = event.session_id.as_deref().and_then(SessionId::parse);
     let explicit = opts
         .plan
         .clone()
         .or_else(|| std::env::var("TASKIE_PLAN").ok().filter(|p| !p.is_empty()));
-    let selected = match select::select(&project.plans(), explicit.as_deref(), &mut |w| {
+    let selected = match select::select(&project, explicit.as_deref(), session.as_ref(), &mut |w| {
         eprintln!("taskie-hook: {w}")
     }) {
         Ok(Some(s)) => s,
@@ -241,6 +246,12 @@ fn run(opts: &Options, input: &[u8]) -> Finished {
         Step::Review(due) => {
             if let Err(e) = fs_err::create_dir_all(&logs) {
                 return internal(format!("cannot create {}: {e}", logs.display()));
+            }
+            // This session works on this plan from now on (SPEC §17).
+            if let Some(session) = event.session_id.as_deref().and_then(SessionId::parse)
+                && let Err(e) = sessions::bind(&project, &session, &plan)
+            {
+                eprintln!("taskie-hook: could not bind the session to plan '{plan}': {e}");
             }
             let config = reviewer::Config::from_env(&mut |w| eprintln!("taskie-hook: {w}"));
             let before = state_bytes(&state_path).ok().flatten();

@@ -9,4 +9,5 @@ pub mod lock;
 pub mod project;
 mod scan;
 pub mod select;
+pub mod sessions;
 pub mod snapshot;

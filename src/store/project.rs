@@ -34,6 +34,11 @@ impl Project {
         self.root.join(".taskie/locks")
     }
 
+    /// Session bindings (SPEC §17).
+    pub fn sessions(&self) -> PathBuf {
+        self.root.join(".taskie/sessions")
+    }
+
     /// `path` relative to the project directory, as messages show it.
     pub fn relative(&self, path: &Path) -> String {
         path.strip_prefix(&self.root)
@@ -43,14 +48,30 @@ impl Project {
     }
 }
 
-/// The project containing `start`: the nearest directory from `start` upwards that has a
-/// `.taskie/` directory, found the way git finds `.git/`, so `taskie` works from any
-/// subdirectory of the project. `start` should be absolute.
-pub fn find_project(start: &Path) -> Option<Project> {
-    start
-        .ancestors()
-        .find(|dir| dir.join(".taskie").is_dir())
-        .map(Project::new)
+/// The project containing `start` (SPEC §5 step 4): the nearest directory from `start`
+/// upwards that has a `.taskie/` directory, found the way git finds `.git/`, so the hook
+/// and `taskie` work from any subdirectory. The search goes no higher than `ceiling`
+/// when `ceiling` is `start` or one of its ancestors (Claude Code's
+/// `CLAUDE_PROJECT_DIR`): a session never picks up the plans of an enclosing directory.
+/// `start` should be absolute.
+pub fn find_project(start: &Path, ceiling: Option<&Path>) -> Option<Project> {
+    let ceiling = ceiling.filter(|c| start.starts_with(c));
+    for dir in start.ancestors() {
+        if dir.join(".taskie").is_dir() {
+            return Some(Project::new(dir));
+        }
+        if Some(dir) == ceiling {
+            break;
+        }
+    }
+    None
+}
+
+/// `CLAUDE_PROJECT_DIR`, when set: the highest directory a search may reach.
+pub fn ceiling_from_env() -> Option<PathBuf> {
+    std::env::var_os("CLAUDE_PROJECT_DIR")
+        .filter(|d| !d.is_empty())
+        .map(PathBuf::from)
 }
 
 #[cfg(test)]
@@ -63,9 +84,28 @@ mod tests {
         let root = tmp.path().join("repo");
         std::fs::create_dir_all(root.join(".taskie/plans")).unwrap();
         std::fs::create_dir_all(root.join("src/deep/er")).unwrap();
-        let found = find_project(&root.join("src/deep/er")).unwrap();
+        let found = find_project(&root.join("src/deep/er"), None).unwrap();
         assert_eq!(found.root, root);
-        assert_eq!(find_project(&root).unwrap().root, root);
-        assert!(find_project(tmp.path()).is_none());
+        assert_eq!(find_project(&root, None).unwrap().root, root);
+        assert!(find_project(tmp.path(), None).is_none());
+    }
+
+    #[test]
+    fn the_search_stops_at_the_ceiling_when_it_is_an_ancestor() {
+        let tmp = tempfile::tempdir().unwrap();
+        let outer = tmp.path().join("outer");
+        let inner = outer.join("inner");
+        std::fs::create_dir_all(outer.join(".taskie/plans")).unwrap();
+        std::fs::create_dir_all(inner.join("src")).unwrap();
+        let start = inner.join("src");
+        assert_eq!(find_project(&start, None).unwrap().root, outer);
+        assert!(find_project(&start, Some(&inner)).is_none());
+        assert_eq!(
+            find_project(&start, Some(Path::new("/elsewhere")))
+                .unwrap()
+                .root,
+            outer,
+            "a ceiling that is not an ancestor does not limit the search"
+        );
     }
 }

@@ -1,9 +1,10 @@
 //! Which plan a run is about (SPEC §5 step 6).
 
 use crate::model::plan_file::valid_id;
+use crate::store::project::Project;
 use crate::store::scan;
+use crate::store::sessions::{self, SessionId};
 use std::io;
-use std::path::Path;
 
 /// The plan a run acts on, and why it was chosen (shown by `--dry-run`).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -29,12 +30,16 @@ impl std::fmt::Display for SelectError {
     }
 }
 
-/// Selects the plan (SPEC §5 step 6). `warn` receives one line per skipped directory.
+/// Selects the plan (SPEC §5 step 6, §17): the one named explicitly, else the one bound
+/// to `session`, else the most recently modified plan not held by another session.
+/// `warn` receives one line per skipped directory.
 pub fn select(
-    plans: &Path,
+    project: &Project,
     explicit: Option<&str>,
+    session: Option<&SessionId>,
     warn: &mut dyn FnMut(String),
 ) -> Result<Option<Selected>, SelectError> {
+    let plans = &project.plans();
     if let Some(id) = explicit {
         if !valid_id(id) {
             return Err(SelectError::Explicit(format!(
@@ -54,9 +59,21 @@ pub fn select(
             why: "named by --plan or TASKIE_PLAN".into(),
         }));
     }
-    let best = scan::newest_plan(plans, warn).map_err(SelectError::Io)?;
-    Ok(best.map(|id| Selected {
-        id,
-        why: "its *.md or state.json was modified most recently".into(),
-    }))
+    if let Some(id) = session.and_then(|s| sessions::bound_plan(project, s)) {
+        return Ok(Some(Selected {
+            id,
+            why: "bound to this Claude Code session".into(),
+        }));
+    }
+    let held = sessions::held_by_others(project, session);
+    let best = scan::newest_plan(plans, &|id| held.contains(id), warn).map_err(SelectError::Io)?;
+    let why = if held.is_empty() {
+        "its *.md or state.json was modified most recently".into()
+    } else {
+        format!(
+            "its *.md or state.json was modified most recently, skipping plans other sessions work on ({})",
+            held.into_iter().collect::<Vec<_>>().join(", ")
+        )
+    };
+    Ok(best.map(|id| Selected { id, why }))
 }

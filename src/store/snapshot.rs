@@ -134,6 +134,7 @@ pub fn escaping_link(project: &Project, plan: &str) -> Option<String> {
         project.plan_dir(plan),
         project.logs(),
         project.locks(),
+        project.sessions(),
     ];
     // Every stop (SPEC §16): when none of them is a link, each is the project directory
     // plus a relative path and resolves inside it; one `lstat` each answers that, where

@@ -147,6 +147,7 @@ impl Project {
         cmd.env_remove("TASKIE_HOOK_SKIP")
             .env_remove("TASKIE_PLAN")
             .env_remove("CLAUDE_PROJECT_DIR")
+            .env_remove("CLAUDE_CODE_SESSION_ID")
             .env_remove("TASKIE_REVIEW_TIMEOUT")
             .env("TASKIE_REVIEWER", self.reviewer_path());
         for (k, v) in &self.env {

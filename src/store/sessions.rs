@@ -1,0 +1,238 @@
+//! Which Claude Code session works on which plan (SPEC §17). A binding is one small
+//! file, `.taskie/sessions/<session-id>.json`, written atomically; its modification time
+//! says when the session last used it.
+//!
+//! A bound stop reads one binding and one plan, so its cost does not grow with the number
+//! of plans. The fallback selection skips plans that another session used recently, so
+//! two sessions in one project never run, block or remind about each other's plan.
+
+use crate::clock::Utc;
+use crate::model::plan_file::valid_id;
+use crate::store::atomic;
+use crate::store::project::Project;
+use serde::{Deserialize, Serialize};
+use std::collections::BTreeSet;
+use std::path::PathBuf;
+use std::time::{Duration, SystemTime};
+
+/// Bindings unused for longer are deleted when a binding is written.
+pub const PRUNE_AFTER: Duration = Duration::from_secs(7 * 24 * 3600);
+/// A plan another session used within this long is not taken by the fallback selection.
+pub const HELD_FOR: Duration = Duration::from_secs(24 * 3600);
+/// A bound stop refreshes the binding's time at most this often: the refresh is a write
+/// on the every-stop path, and the 24-hour rule needs no finer clock.
+const REFRESH_EVERY: Duration = Duration::from_secs(3600);
+/// Session ids are used in file names; Claude Code's are UUIDs.
+const MAX_ID_LEN: usize = 128;
+
+/// A session id that is safe to use as a file name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct SessionId(String);
+
+impl SessionId {
+    /// `None` for an empty or unsafe id: such a session is treated as having no id,
+    /// which is the behaviour of clients that send none.
+    pub fn parse(id: &str) -> Option<SessionId> {
+        (id.len() <= MAX_ID_LEN && valid_id(id)).then(|| SessionId(id.to_owned()))
+    }
+
+    /// The id of the session the agent's commands run in (`CLAUDE_CODE_SESSION_ID`).
+    pub fn from_env() -> Option<SessionId> {
+        std::env::var("CLAUDE_CODE_SESSION_ID")
+            .ok()
+            .and_then(|id| SessionId::parse(&id))
+    }
+
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
+
+/// The content of a binding file.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Binding {
+    pub plan: String,
+    /// When the binding was written (RFC 3339, UTC); informational.
+    pub bound_at: String,
+}
+
+fn file(project: &Project, session: &SessionId) -> PathBuf {
+    project
+        .sessions()
+        .join(format!("{}.json", session.as_str()))
+}
+
+/// Small files only: a binding is a few dozen bytes.
+const MAX_BINDING_BYTES: u64 = 4096;
+
+fn read(path: &std::path::Path) -> Option<(Binding, SystemTime)> {
+    use std::io::Read;
+    let meta = std::fs::symlink_metadata(path).ok()?;
+    if !meta.is_file() || meta.len() > MAX_BINDING_BYTES {
+        return None;
+    }
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)
+        .ok()?
+        .take(MAX_BINDING_BYTES)
+        .read_to_end(&mut bytes)
+        .ok()?;
+    let binding: Binding = serde_json::from_slice(&bytes).ok()?;
+    valid_id(&binding.plan).then_some((binding, meta.modified().ok()?))
+}
+
+/// The plan this session is bound to, if its directory still exists. Refreshes the
+/// binding's time (at most hourly) so an active session keeps its plan.
+pub fn bound_plan(project: &Project, session: &SessionId) -> Option<String> {
+    let path = file(project, session);
+    let (binding, used) = read(&path)?;
+    let dir = project.plan_dir(&binding.plan);
+    if !std::fs::symlink_metadata(&dir).is_ok_and(|m| m.is_dir()) {
+        return None;
+    }
+    let now = SystemTime::now();
+    if now.duration_since(used).unwrap_or_default() > REFRESH_EVERY
+        && let Ok(f) = std::fs::File::options().append(true).open(&path)
+    {
+        let _ = f.set_modified(now);
+    }
+    Some(binding.plan)
+}
+
+/// Plans bound to sessions other than `me` and used within [`HELD_FOR`].
+pub fn held_by_others(project: &Project, me: Option<&SessionId>) -> BTreeSet<String> {
+    let mut held = BTreeSet::new();
+    let Ok(entries) = std::fs::read_dir(project.sessions()) else {
+        return held;
+    };
+    let now = SystemTime::now();
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(id) = name.to_str().and_then(|n| n.strip_suffix(".json")) else {
+            continue;
+        };
+        if me.is_some_and(|m| m.as_str() == id) {
+            continue;
+        }
+        if let Some((binding, used)) = read(&entry.path())
+            && now.duration_since(used).unwrap_or_default() <= HELD_FOR
+        {
+            held.insert(binding.plan);
+        }
+    }
+    held
+}
+
+/// Binds `session` to `plan`: the plan is this session's from now on, so other
+/// sessions' bindings to it are removed (that is how a session takes a plan over).
+/// Bindings unused for [`PRUNE_AFTER`] are deleted on the way. Errors are returned for
+/// the caller to report; a binding is a convenience, never a reason to fail a command.
+pub fn bind(project: &Project, session: &SessionId, plan: &str) -> std::io::Result<()> {
+    let dir = project.sessions();
+    // A link would take the binding wherever it points (docs/security.md).
+    if std::fs::symlink_metadata(&dir).is_ok_and(|m| m.file_type().is_symlink()) {
+        return Err(std::io::Error::other(format!(
+            "{} is a symbolic link; replace it with a directory",
+            dir.display()
+        )));
+    }
+    fs_err::create_dir_all(&dir)?;
+    let now = SystemTime::now();
+    if let Ok(entries) = std::fs::read_dir(&dir) {
+        for entry in entries.flatten() {
+            let path = entry.path();
+            if path == file(project, session) {
+                continue;
+            }
+            match read(&path) {
+                Some((b, used))
+                    if b.plan == plan
+                        || now.duration_since(used).unwrap_or_default() > PRUNE_AFTER =>
+                {
+                    let _ = std::fs::remove_file(&path);
+                }
+                _ => {}
+            }
+        }
+    }
+    let binding = Binding {
+        plan: plan.to_owned(),
+        bound_at: Utc::now().rfc3339(),
+    };
+    let mut text = serde_json::to_string_pretty(&binding).map_err(std::io::Error::other)?;
+    text.push('\n');
+    atomic::write(&file(project, session), text.as_bytes())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn project() -> (tempfile::TempDir, Project) {
+        let tmp = tempfile::tempdir().unwrap();
+        let p = Project::new(tmp.path());
+        for plan in ["a", "b"] {
+            std::fs::create_dir_all(p.plan_dir(plan)).unwrap();
+        }
+        (tmp, p)
+    }
+
+    fn age(p: &Project, s: &SessionId, by: Duration) {
+        let f = std::fs::File::options()
+            .append(true)
+            .open(file(p, s))
+            .unwrap();
+        f.set_modified(SystemTime::now() - by).unwrap();
+    }
+
+    #[test]
+    fn session_ids_that_are_not_safe_file_names_count_as_none() {
+        assert!(SessionId::parse("0b6c4e2a-9f1e-4c1b-8a7d-2f0e6d1c3b5a").is_some());
+        for bad in ["", "../x", "a/b", "a.b", &"x".repeat(129)] {
+            assert!(SessionId::parse(bad).is_none(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn a_bound_session_finds_its_plan_while_the_plan_exists() {
+        let (_t, p) = project();
+        let s = SessionId::parse("s1").unwrap();
+        assert_eq!(bound_plan(&p, &s), None);
+        bind(&p, &s, "a").unwrap();
+        assert_eq!(bound_plan(&p, &s).as_deref(), Some("a"));
+        std::fs::remove_dir(p.plan_dir("a")).unwrap();
+        assert_eq!(bound_plan(&p, &s), None);
+    }
+
+    #[test]
+    fn plans_used_by_other_sessions_within_a_day_are_held() {
+        let (_t, p) = project();
+        let (s1, s2) = (
+            SessionId::parse("s1").unwrap(),
+            SessionId::parse("s2").unwrap(),
+        );
+        bind(&p, &s1, "a").unwrap();
+        bind(&p, &s2, "b").unwrap();
+        assert_eq!(held_by_others(&p, Some(&s1)), BTreeSet::from(["b".into()]));
+        assert_eq!(held_by_others(&p, None).len(), 2);
+        age(&p, &s2, HELD_FOR + Duration::from_secs(60));
+        assert!(held_by_others(&p, Some(&s1)).is_empty());
+    }
+
+    #[test]
+    fn binding_a_plan_takes_it_over_and_prunes_old_bindings() {
+        let (_t, p) = project();
+        let (s1, s2, s3) = (
+            SessionId::parse("s1").unwrap(),
+            SessionId::parse("s2").unwrap(),
+            SessionId::parse("s3").unwrap(),
+        );
+        bind(&p, &s1, "a").unwrap();
+        bind(&p, &s3, "b").unwrap();
+        age(&p, &s3, PRUNE_AFTER + Duration::from_secs(60));
+        bind(&p, &s2, "a").unwrap();
+        assert_eq!(bound_plan(&p, &s1), None, "s2 took plan a over");
+        assert_eq!(bound_plan(&p, &s2).as_deref(), Some("a"));
+        assert!(!file(&p, &s3).exists(), "unused for a week: pruned");
+    }
+}
