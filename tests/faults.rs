@@ -365,7 +365,7 @@ fn output_beyond_the_capture_bound_is_a_failure_and_the_log_says_truncated() {
 fn a_reviewer_writing_only_to_stderr_is_a_failure_with_its_stderr_in_the_log() {
     let p = Project::new().plan("p").state(due("plan-review"));
     p.script_reviewer("echo 'Error: not logged in; run claude login' >&2");
-    let log = assert_reviewer_failed(&p, &p.stop(), "no review produced", 1);
+    let log = assert_reviewer_failed(&p, &p.stop(), "printed no JSON result object", 1);
     assert!(log.contains("--- stdout (0 bytes kept) ---"), "{log}");
     assert!(
         log.contains("Error: not logged in; run claude login"),

@@ -63,10 +63,10 @@ fn simulate(p: &Project, agent: Agent) -> Trace {
         let run = if active { p.stop_active() } else { p.stop() };
         let blocked = run.is_block();
         if let (true, Agent::AlwaysWritesPostReview, Some(reason)) =
-            (blocked, agent, run.answer()["reason"].as_str())
+            (blocked, agent, crate::support::block_text(&run.answer()))
             && reason.contains("write what you did to")
         {
-            let post = post_review_path(reason);
+            let post = post_review_path(&reason);
             std::fs::write(p.root().join(post), "Addressed every finding.\n").unwrap();
         }
         stops.push((cycle, blocked));
@@ -177,10 +177,9 @@ fn blocks_stay_bounded_in_every_cycle_across_a_whole_plan() {
         let cycle = cycle_of(&p.state_json());
         let run = if active { p.stop_active() } else { p.stop() };
         let blocked = run.is_block();
-        let answer = run.answer();
-        let reason = answer["reason"].as_str().unwrap_or("");
+        let reason = crate::support::block_text(&run.answer()).unwrap_or_default();
         if reason.contains("write what you did to") {
-            std::fs::write(p.root().join(post_review_path(reason)), "Done.\n").unwrap();
+            std::fs::write(p.root().join(post_review_path(&reason)), "Done.\n").unwrap();
         } else {
             start_next_task(&p, &mut task);
         }

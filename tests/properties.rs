@@ -273,6 +273,7 @@ fn reviewed() -> impl Strategy<Value = Reviewed> {
                     source: "structured_output".into(),
                 },
                 exit: 0,
+                findings: vec!["a finding".into()],
             }
         }),
         Just(Reviewed::Failed {
@@ -319,16 +320,17 @@ fn check_run(p: &Project, run: &Run, active: bool, before: Option<&[u8]>, calls_
     if answer.is_object() {
         let keys: Vec<&String> = answer.as_object().unwrap().keys().collect();
         assert!(
-            keys.iter()
-                .all(|k| ["decision", "reason", "systemMessage"].contains(&k.as_str())),
+            keys.iter().all(
+                |k| ["decision", "reason", "systemMessage", "hookSpecificOutput"]
+                    .contains(&k.as_str())
+            ),
             "{answer}"
         );
     }
     let reviewed = p.reviewer_calls() > calls_before;
-    let blocked = answer.get("decision").is_some();
-    if blocked {
-        assert_eq!(answer["decision"], "block");
-        assert!(answer["reason"].as_str().is_some_and(|r| !r.is_empty()));
+    let block = crate::support::block_text(&answer);
+    if let Some(reason) = &block {
+        assert!(!reason.is_empty());
         if active {
             assert!(
                 reviewed,
@@ -579,13 +581,12 @@ proptest! {
                 .prop_map(str::to_owned),
         ]),
     ) {
-        let mut result = result;
-        if let (Some(Value::Object(m)), Some(s)) = (&mut result, structured) {
-            m.insert("structured_output".into(), json!({"verdict": s}));
-        }
-        let reading = verdict::read(result.as_ref(), text.as_deref());
+        // The older object-shaped `result` carries a verdict only when it is an object.
+        let older = result.as_ref().and_then(|r| r.get("verdict")).and_then(Value::as_str);
+        let claims = verdict::Claims { structured, result: older, review_file: text.as_deref() };
+        let reading = verdict::read(&claims);
         let file = text.as_deref().and_then(verdict::from_text);
-        let so = result.as_ref().and_then(|r| r.get("structured_output")).and_then(|s| s.get("verdict")).and_then(Value::as_str).map(|s| s.trim().to_ascii_uppercase());
+        let so = structured.map(|s| s.trim().to_ascii_uppercase());
         if reading.verdict == Verdict::Pass {
             prop_assert_ne!(file, Some(false));
             prop_assert_ne!(so.as_deref(), Some("FAIL"));

@@ -25,8 +25,9 @@ fn the_reviewer_gets_exactly_the_documented_arguments_environment_and_directory(
             "--output-format",
             "json",
             "--json-schema",
-            r#"{"type":"object","properties":{"verdict":{"type":"string","enum":["PASS","FAIL"]}},"required":["verdict"]}"#,
-            "--dangerously-skip-permissions",
+            r#"{"type":"object","properties":{"verdict":{"type":"string","enum":["PASS","FAIL"]},"summary":{"type":"string"},"findings":{"type":"array","items":{"type":"string"}}},"required":["verdict"]}"#,
+            // No permission bypass: Claude Code refuses it to root (SPEC §8).
+            "--allowedTools=Bash,Read,Write,Edit,Grep,Glob",
             "--settings",
             r#"{"disableAllHooks":true}"#,
         ]
@@ -45,14 +46,36 @@ fn the_reviewer_gets_exactly_the_documented_arguments_environment_and_directory(
 }
 
 #[test]
+fn the_reviewer_has_bounded_api_retries_and_none_of_the_parent_sessions_variables() {
+    let p = Project::new()
+        .plan("p")
+        .state(due("plan-review"))
+        .env("CLAUDECODE", "1")
+        .env("CLAUDE_CODE_SESSION_ID", "parent-session")
+        .env("CLAUDE_CODE_MESSAGING_SOCKET", "/tmp/parent.sock")
+        .env("CLAUDE_CODE_MAX_RETRIES", "10");
+    p.stop();
+    let env = p.reviewer_saw("env");
+    let vars: Vec<&str> = env.lines().collect();
+    assert!(vars.contains(&"CLAUDE_CODE_MAX_RETRIES=2"), "{env}");
+    for gone in [
+        "CLAUDECODE=",
+        "CLAUDE_CODE_SESSION_ID=",
+        "CLAUDE_CODE_MESSAGING_SOCKET=",
+    ] {
+        assert!(!vars.iter().any(|v| v.starts_with(gone)), "{gone} in {env}");
+    }
+}
+
+#[test]
 fn the_prompt_is_self_contained() {
     let p = code_review_project();
     p.stop();
     let prompt = p.reviewer_args().pop().unwrap();
     assert!(
-        prompt.contains(
-            taskie::reviewer::prompt::action_text(taskie::model::phase::Review::Code).trim()
-        ),
+        prompt.contains(taskie::reviewer::prompt::reviewer_instructions(
+            taskie::model::phase::Review::Code
+        )),
         "embeds the action"
     );
     for needle in [
@@ -110,15 +133,85 @@ fn a_review_file_left_by_an_interrupted_run_is_moved_to_the_logs() {
 }
 
 #[test]
-fn result_text_becomes_the_review_file_when_the_reviewer_wrote_none() {
+fn summary_and_findings_become_the_review_file_when_the_reviewer_wrote_none() {
+    let p = Project::new().plan("p").state(due("plan-review")).reviewer(
+        &Fake::pass().file(None).shape(Shape::Review {
+            verdict: "FAIL",
+            summary: "The plan misses the error cases.",
+            findings: &["No plan for a missing config file", "Step 3 has no test"],
+        }),
+    );
+    let reason = p.stop().reason();
+    assert!(reason.contains("Verdict: FAIL"), "{reason}");
+    assert_eq!(
+        p.read("plan-review-1.md"),
+        "# Review\n\nThe plan misses the error cases.\n\n## Findings\n\n- No plan for a missing config file\n\
+         - Step 3 has no test\n\nVERDICT: FAIL\n"
+    );
+    assert_eq!(
+        p.last_event()["verdict_source"],
+        "structured_output+review_file"
+    );
+}
+
+#[test]
+fn the_result_text_is_never_written_as_a_review() {
+    // With --json-schema the CLI's `result` is the structured output as JSON text.
     let p = Project::new().plan("p").state(due("plan-review")).reviewer(
         &Fake::pass()
             .file(None)
-            .shape(Shape::TextOnly("Looks wrong.\n\nVERDICT: FAIL")),
+            .shape(Shape::TextOnly(r#"{"verdict":"FAIL"}"#)),
     );
-    assert!(p.stop().reason().contains("Verdict: FAIL"));
-    assert_eq!(p.read("plan-review-1.md"), "Looks wrong.\n\nVERDICT: FAIL");
-    assert_eq!(p.last_event()["verdict_source"], "review_file");
+    assert!(p.stop().message().contains("no review produced"));
+    assert!(!p.exists("plan-review-1.md"));
+}
+
+#[test]
+fn the_block_reason_quotes_the_first_findings_and_stays_within_claude_codes_limits() {
+    let p = Project::new().plan("p").state(due("plan-review")).reviewer(
+        &Fake::pass().file(None).shape(Shape::Review {
+            verdict: "FAIL",
+            summary: "Many problems.",
+            findings: &[
+                "First: the parser accepts `+1`",
+                "Second: no test for an empty file",
+                "Third: the error does not name the file",
+                "Fourth: should not be quoted",
+            ],
+        }),
+    );
+    let reason = p.stop().reason();
+    for quoted in [
+        "- First: the parser accepts `+1`",
+        "- Second: no test for an empty file",
+        "- Third: the error does not name the file",
+        "(and 1 more in the review file)",
+    ] {
+        assert!(reason.contains(quoted), "{quoted:?} in {reason}");
+    }
+    assert!(!reason.contains("Fourth"), "{reason}");
+    assert!(reason.contains("/taskie:post-plan-review"), "{reason}");
+}
+
+#[test]
+fn a_review_with_huge_findings_still_gives_a_reason_claude_code_shows_whole() {
+    const LONG: &str = concat!(
+        "A finding that goes on and on ",
+        "and on and on and on and on and on and on and on and on and on and on and on and on ",
+        "and on and on and on and on and on and on and on and on and on and on and on and on ",
+        "and on and on and on and on and on and on and on and on and on and on and on and on"
+    );
+    let p = Project::new().plan("p").state(due("plan-review")).reviewer(
+        &Fake::pass().file(None).shape(Shape::Review {
+            verdict: "FAIL",
+            summary: "Long.",
+            findings: &[LONG, LONG, LONG, LONG, LONG],
+        }),
+    );
+    let reason = p.stop().reason();
+    assert!(reason.chars().count() < 2000, "{} chars", reason.len());
+    assert!(reason.lines().count() < 20, "{reason}");
+    assert!(reason.contains('…'), "findings are shortened: {reason}");
 }
 
 #[test]
@@ -251,12 +344,65 @@ fn a_reviewer_reporting_is_error_is_a_failure() {
 }
 
 #[test]
-fn a_reviewer_producing_no_review_is_a_failure() {
+fn a_reviewer_printing_no_result_object_is_a_failure() {
     let p = Project::new()
         .plan("p")
         .state(due("plan-review"))
         .reviewer(&Fake::pass().file(None).shape(Shape::Raw("")));
-    assert_failure(&p, "no review produced");
+    assert_failure(&p, "printed no JSON result object");
+}
+
+#[test]
+fn json_that_is_not_a_result_object_is_a_failure_even_with_a_passing_review_file() {
+    let p = Project::new()
+        .plan("p")
+        .state(due("plan-review"))
+        .reviewer(&Fake::pass().shape(Shape::Raw(r#"[{"structured_output":{"verdict":"FAIL"}}]"#)));
+    assert_failure(&p, "printed JSON that is not a result object");
+}
+
+#[test]
+fn an_api_error_is_quoted_in_the_clis_own_words() {
+    let p =
+        Project::new()
+            .plan("p")
+            .state(due("plan-review"))
+            .reviewer(&Fake::pass().exit(1).shape(Shape::ApiError {
+                status: 500,
+                message: "Internal server error",
+            }));
+    assert_failure(
+        &p,
+        "reported an error: API Error: 500 Internal server error",
+    );
+    assert_eq!(p.last_event()["reviewer_exit"], 1);
+}
+
+#[test]
+fn rate_and_usage_limits_are_named_as_such() {
+    for status in [429, 529] {
+        let p = Project::new().plan("p").state(due("plan-review")).reviewer(
+            &Fake::pass().exit(1).shape(Shape::ApiError {
+                status,
+                message: "rate_limit_error",
+            }),
+        );
+        assert_failure(&p, "hit a rate or usage limit of the API");
+    }
+}
+
+#[test]
+fn a_non_zero_exit_without_a_result_quotes_the_first_line_of_stderr() {
+    let p = Project::new().plan("p").state(due("plan-review")).reviewer(
+        &Fake::pass()
+            .exit(1)
+            .shape(Shape::Raw(""))
+            .extra("echo '--dangerously-skip-permissions cannot be used with root' >&2"),
+    );
+    assert_failure(
+        &p,
+        "exited with status 1: --dangerously-skip-permissions cannot be used with root",
+    );
 }
 
 #[test]
@@ -355,7 +501,11 @@ fn dry_run_reports_the_due_review_and_both_outcomes_and_writes_nothing() {
         ".taskie/plans/p/task-1-code-review-1.md"
     );
     assert_eq!(r["review"]["command"][1], "--print");
-    assert_eq!(r["if_fail"]["answer"]["decision"], "block");
+    assert!(
+        crate::support::block_text(&r["if_fail"]["answer"]).is_some(),
+        "{}",
+        r["if_fail"]
+    );
     assert_eq!(r["if_fail"]["new_state"]["next_phase"], "post-code-review");
     assert_eq!(r["if_pass"]["new_state"]["consecutive_clean"], 1);
     assert_eq!(p.reviewer_calls(), 0, "never runs the reviewer");

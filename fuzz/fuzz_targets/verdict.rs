@@ -3,7 +3,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use serde_json::Value;
+use taskie::reviewer::result::CliResult;
 use taskie::model::verdict::{self, Verdict};
 
 fuzz_target!(|data: &[u8]| {
@@ -11,10 +11,16 @@ fuzz_target!(|data: &[u8]| {
         Some(i) => (&data[..i], &data[i + 1..]),
         None => (data, &[][..]),
     };
-    let result: Option<Value> = serde_json::from_slice(stdout).ok();
+    let result = CliResult::parse(stdout).ok();
     let text = String::from_utf8_lossy(review);
     let file = verdict::from_text(&text);
-    let reading = verdict::read(result.as_ref(), Some(&text));
+    let structured = result.as_ref().and_then(CliResult::structured);
+    let older = result.as_ref().and_then(CliResult::result_verdict);
+    let reading = verdict::read(&verdict::Claims {
+        structured: structured.as_ref().and_then(|s| s.verdict.as_deref()),
+        result: older.as_deref(),
+        review_file: Some(&text),
+    });
     if file == Some(false) {
         assert_eq!(
             reading.verdict,

@@ -159,7 +159,7 @@ pub fn conclude(f: &Facts, due: &Due, reviewed: &Reviewed) -> Outcome {
     rec.review = Some(r.name());
     rec.iteration = Some(due.iteration);
     rec.model = Some(due.model.clone());
-    let reading = match reviewed {
+    let (reading, findings) = match reviewed {
         Reviewed::Failed { reason, log, exit } => {
             // Only the failure count changes: the agent cannot fix a broken reviewer.
             let mut next = due.read.clone();
@@ -169,9 +169,13 @@ pub fn conclude(f: &Facts, due: &Due, reviewed: &Reviewed) -> Outcome {
             let text = message::reviewer_failed(f.plan, due, reason, log, next.review_failures);
             return finish(Answer::allow(text), Some(next), rec);
         }
-        Reviewed::Verdict { reading, exit } => {
+        Reviewed::Verdict {
+            reading,
+            exit,
+            findings,
+        } => {
             rec.reviewer_exit = Some(*exit);
-            reading
+            (reading, findings)
         }
     };
     rec.verdict = Some(reading.verdict.as_str());
@@ -205,7 +209,14 @@ pub fn conclude(f: &Facts, due: &Due, reviewed: &Reviewed) -> Outcome {
     next.phase_iteration = Some(due.iteration);
     rec.path = Path::ReviewBlocked;
     rec.after(&next);
-    let reason = message::address_review(f, due, reading, streak, next.clean_reviews_required);
+    let reason = message::address_review(
+        f,
+        due,
+        reading,
+        findings,
+        streak,
+        next.clean_reviews_required,
+    );
     finish(Answer::block(reason), Some(next), rec)
 }
 
@@ -400,6 +411,7 @@ mod tests {
                 source: "structured_output".into(),
             },
             exit: 0,
+            findings: vec![],
         }
     }
 

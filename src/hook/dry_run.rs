@@ -2,7 +2,7 @@
 //! It never runs the reviewer and never writes anything: no state, logs, locks or
 //! directories.
 
-use crate::hook::answer::Answer;
+use crate::hook::answer::{Answer, Channel};
 use crate::hook::decide::{self, Step};
 use crate::hook::{self, Located, Options};
 use crate::model::cycle::Reviewed;
@@ -121,6 +121,7 @@ pub fn report(opts: &Options, cwd: Option<PathBuf>) -> Value {
                         source: "structured_output".into(),
                     },
                     exit: 0,
+                    findings: vec![],
                 };
                 let o = decide::conclude(&facts, &due, &reviewed);
                 r.insert(
@@ -143,7 +144,8 @@ fn state_json(s: &State) -> Value {
 
 /// The hook's stdout for an answer, as JSON (`null` for a silent allow).
 fn answer(a: &Answer) -> Value {
-    serde_json::from_str(&a.to_stdout()).unwrap_or(Value::Null)
+    let channel = Channel::from_env(&mut |w| eprintln!("taskie-hook: {w}"));
+    serde_json::from_str(&a.to_stdout(channel)).unwrap_or(Value::Null)
 }
 
 fn shorten(prompt: &str) -> String {

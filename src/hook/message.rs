@@ -5,6 +5,7 @@ use crate::model::cycle::{Due, MAX_REVIEW_FAILURES};
 use crate::model::facts::Facts;
 use crate::model::phase::{self, Review};
 use crate::model::state::StateError;
+use crate::model::text::clip;
 use crate::model::verdict::{Reading, Verdict};
 
 pub fn invalid_plan(plan: &str, errors: &[String]) -> String {
@@ -97,6 +98,7 @@ pub fn address_review(
     f: &Facts,
     due: &Due,
     reading: &Reading,
+    findings: &[String],
     streak: u64,
     required: u64,
 ) -> String {
@@ -114,9 +116,10 @@ pub fn address_review(
         Some(t) => format!("task {t} of plan '{}'", f.plan),
         None => format!("plan '{}'", f.plan),
     };
-    format!(
+    let quoted = quote_findings(findings);
+    fit_reason(format!(
         "An independent reviewer (a fresh {} session with none of your context) ran {r} #{n} on {what} and wrote {review}. \
-         {verdict} Now perform /taskie:{post_action}: read {review}, address every finding (fix it, or explain why not), \
+         {verdict}{quoted} Now perform /taskie:{post_action}: read {review}, address every finding (fix it, or explain why not), \
          and write what you did to {post}. Do not edit state.json by hand: the hook detects {post_file} by itself. \
          When that file is written and committed, stop, so review #{next} runs.",
         due.model,
@@ -124,5 +127,44 @@ pub fn address_review(
         post_action = r.post_name(),
         post_file = due.post_file,
         next = due.iteration.saturating_add(1),
-    )
+    ))
+}
+
+/// Findings quoted in a block reason, at most this many, each at most this long.
+const QUOTED_FINDINGS: usize = 3;
+const QUOTED_FINDING_CHARS: usize = 200;
+/// Claude Code truncates a block reason beyond these (SPEC §8).
+pub const REASON_MAX_CHARS: usize = 2000;
+pub const REASON_MAX_LINES: usize = 20;
+
+/// The first findings, one per line, so the agent sees what to fix before it opens the file.
+fn quote_findings(findings: &[String]) -> String {
+    let shown: Vec<String> = findings
+        .iter()
+        .map(|f| f.split_whitespace().collect::<Vec<_>>().join(" "))
+        .filter(|f| !f.is_empty())
+        .take(QUOTED_FINDINGS)
+        .map(|f| format!("\n- {}", clip(&f, QUOTED_FINDING_CHARS)))
+        .collect();
+    if shown.is_empty() {
+        return String::new();
+    }
+    let more = findings.len().saturating_sub(shown.len());
+    let tail = if more > 0 {
+        format!("\n(and {more} more in the review file)")
+    } else {
+        String::new()
+    };
+    format!(" First findings:{}{tail}\n", shown.concat())
+}
+
+/// A reason cut to what Claude Code shows whole: under the line and character limits.
+pub fn fit_reason(text: String) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    let text = if lines.len() >= REASON_MAX_LINES {
+        lines[..REASON_MAX_LINES - 1].join("\n")
+    } else {
+        text
+    };
+    clip(&text, REASON_MAX_CHARS - 1)
 }

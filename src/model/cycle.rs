@@ -97,6 +97,8 @@ pub enum Reviewed {
     Verdict {
         reading: Reading,
         exit: i32,
+        /// The review's findings, first first, for the block reason.
+        findings: Vec<String>,
     },
 }
 

@@ -1,6 +1,5 @@
 //! The reviewer's verdict (SPEC §9), read from up to three sources.
 
-use serde_json::Value;
 use std::fmt;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -34,20 +33,27 @@ pub struct Reading {
     pub source: String,
 }
 
+/// What each source of SPEC §9 says, as text (`"PASS"`, `"fail"`, …); `None` where a
+/// source is absent. The reviewer fills it from its typed output.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Claims<'a> {
+    /// (a) `structured_output.verdict` (a′ for other reviewer kinds: their structured answer).
+    pub structured: Option<&'a str>,
+    /// (b) `result.verdict` when `result` is an object (older CLIs).
+    pub result: Option<&'a str>,
+    /// (c) the review file's text, scanned for its last `VERDICT:` line.
+    pub review_file: Option<&'a str>,
+}
+
 /// PASS only if at least one source says PASS and none says FAIL (SPEC §9).
-pub fn read(result: Option<&Value>, review_text: Option<&str>) -> Reading {
+pub fn read(claims: &Claims) -> Reading {
     let sources = [
         (
             "structured_output",
-            result
-                .and_then(|r| r.get("structured_output"))
-                .and_then(from_object),
+            claims.structured.and_then(|v| word(v.trim())),
         ),
-        (
-            "result",
-            result.and_then(|r| r.get("result")).and_then(from_object),
-        ),
-        ("review_file", review_text.and_then(from_text)),
+        ("result", claims.result.and_then(|v| word(v.trim()))),
+        ("review_file", claims.review_file.and_then(from_text)),
     ];
     let said = |v: bool| -> Vec<&str> {
         sources
@@ -73,11 +79,6 @@ pub fn read(result: Option<&Value>, review_text: Option<&str>) -> Reading {
             source: "none".into(),
         }
     }
-}
-
-/// `{"verdict": "PASS"}` → Some(true); anything else that is not a verdict → None.
-fn from_object(v: &Value) -> Option<bool> {
-    word(v.as_object()?.get("verdict")?.as_str()?.trim())
 }
 
 fn word(s: &str) -> Option<bool> {
@@ -147,10 +148,20 @@ fn strip_word<'a>(s: &'a str, word: &str) -> Option<(&'a str, bool)> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
 
-    fn structured(v: &str) -> Value {
-        json!({"type":"result","subtype":"success","is_error":false,"result":"text","structured_output":{"verdict": v}})
+    fn structured<'a>(v: &'a str, file: Option<&'a str>) -> Claims<'a> {
+        Claims {
+            structured: Some(v),
+            result: None,
+            review_file: file,
+        }
+    }
+
+    fn file(text: &str) -> Claims<'_> {
+        Claims {
+            review_file: Some(text),
+            ..Claims::default()
+        }
     }
 
     #[test]
@@ -240,7 +251,7 @@ mod tests {
 
     #[test]
     fn pass_needs_one_pass_and_no_fail() {
-        let r = read(Some(&structured("PASS")), Some("VERDICT: PASS"));
+        let r = read(&structured("PASS", Some("VERDICT: PASS")));
         assert_eq!(
             r,
             Reading {
@@ -248,7 +259,7 @@ mod tests {
                 source: "structured_output+review_file".into()
             }
         );
-        let r = read(Some(&structured("PASS")), Some("VERDICT: FAIL"));
+        let r = read(&structured("PASS", Some("VERDICT: FAIL")));
         assert_eq!(
             r,
             Reading {
@@ -256,9 +267,9 @@ mod tests {
                 source: "review_file".into()
             }
         );
-        let r = read(Some(&structured("FAIL")), Some("VERDICT: PASS"));
+        let r = read(&structured("FAIL", Some("VERDICT: PASS")));
         assert_eq!(r.verdict, Verdict::Fail);
-        let r = read(Some(&structured("PASS")), Some("no verdict here"));
+        let r = read(&structured("PASS", Some("no verdict here")));
         assert_eq!(
             r,
             Reading {
@@ -266,13 +277,16 @@ mod tests {
                 source: "structured_output".into()
             }
         );
-        let r = read(None, Some("VERDICT: PASS"));
+        let r = read(&file("VERDICT: PASS"));
         assert_eq!(r.verdict, Verdict::Pass);
     }
 
     #[test]
     fn the_older_result_object_shape_counts() {
-        let r = read(Some(&json!({"result": {"verdict": "PASS"}})), None);
+        let r = read(&Claims {
+            result: Some("PASS"),
+            ..Claims::default()
+        });
         assert_eq!(
             r,
             Reading {
@@ -280,19 +294,17 @@ mod tests {
                 source: "result".into()
             }
         );
-        let r = read(
-            Some(&json!({"result": {"verdict": "FAIL"}, "structured_output": {"verdict": "PASS"}})),
-            None,
-        );
+        let r = read(&Claims {
+            structured: Some("PASS"),
+            result: Some("FAIL"),
+            review_file: None,
+        });
         assert_eq!(r.verdict, Verdict::Fail);
     }
 
     #[test]
     fn no_source_is_unknown() {
-        let r = read(
-            Some(&json!({"result": "VERDICT: PASS is not read from the result text"})),
-            Some("nothing"),
-        );
+        let r = read(&file("nothing"));
         assert_eq!(
             r,
             Reading {
@@ -300,10 +312,7 @@ mod tests {
                 source: "none".into()
             }
         );
-        assert_eq!(
-            read(Some(&structured("maybe")), None).verdict,
-            Verdict::Unknown
-        );
-        assert_eq!(read(None, None).verdict, Verdict::Unknown);
+        assert_eq!(read(&structured("maybe", None)).verdict, Verdict::Unknown);
+        assert_eq!(read(&Claims::default()).verdict, Verdict::Unknown);
     }
 }

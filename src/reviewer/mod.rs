@@ -12,7 +12,10 @@ use process::Ending;
 
 pub mod process;
 pub mod prompt;
-use serde_json::Value;
+pub mod result;
+
+use crate::store::diagnostics;
+use result::CliResult;
 use std::ffi::OsString;
 use std::fmt;
 use std::path::Path;
@@ -22,7 +25,26 @@ pub const DEFAULT_TIMEOUT_SECS: u64 = 1500;
 /// Enough for any real review; a runaway reviewer cannot exhaust memory.
 pub const STDOUT_LIMIT: usize = 32 * 1024 * 1024;
 pub const STDERR_LIMIT: usize = 1024 * 1024;
-const JSON_SCHEMA: &str = r#"{"type":"object","properties":{"verdict":{"type":"string","enum":["PASS","FAIL"]}},"required":["verdict"]}"#;
+/// The structured answer asked of every reviewer (SPEC §8): the verdict, and the review in
+/// short, so the review file can be written even when the reviewer wrote none.
+pub const JSON_SCHEMA: &str = r#"{"type":"object","properties":{"verdict":{"type":"string","enum":["PASS","FAIL"]},"summary":{"type":"string"},"findings":{"type":"array","items":{"type":"string"}}},"required":["verdict"]}"#;
+/// What a reviewer may do without asking (it cannot ask: it runs with `--print`): read and
+/// search the project, run commands such as `git diff`, and write its review file. An
+/// allow-list instead of a permission bypass, which Claude Code refuses to root (SPEC §8).
+/// One `=` argument, because the option takes a list and would swallow the prompt.
+pub const ALLOWED_TOOLS: &str = "--allowedTools=Bash,Read,Write,Edit,Grep,Glob";
+/// The CLI retries a failing API for about three minutes by default; a review that cannot
+/// reach the API should fail within seconds, so the next stop is not held up.
+pub const CLI_MAX_RETRIES: &str = "2";
+/// Claude Code's variables for the session that runs the hook. The reviewer is a session
+/// of its own: it must not talk to the parent's socket or bind the parent's session.
+pub const PARENT_SESSION_VARS: [&str; 5] = [
+    "CLAUDECODE",
+    "CLAUDE_CODE_SESSION_ID",
+    "CLAUDE_CODE_CHILD_SESSION",
+    "CLAUDE_CODE_MESSAGING_SOCKET",
+    "CLAUDE_CODE_MESSAGING_TOKEN",
+];
 
 /// The reviewer program and its time limit, from the environment.
 #[derive(Debug, Clone)]
@@ -59,9 +81,14 @@ impl Config {
 pub enum ReviewerError {
     Spawn(OsString, std::io::Error),
     Timeout(Duration),
-    Exit(i32),
+    /// A non-zero exit with nothing on stdout that says why.
+    Exit(i32, Option<String>),
     Signal(i32),
     Reported(String),
+    /// HTTP 429/529 or a usage limit: waiting is the fix.
+    RateLimited(String),
+    /// Stdout is not the CLI's result object.
+    NotAResult(result::Unreadable),
     NoReview,
     /// More stdout than [`STDOUT_LIMIT`]: the result object cannot be read whole, and
     /// a verdict it held (possibly FAIL) would be lost.
@@ -83,12 +110,26 @@ impl fmt::Display for ReviewerError {
                     t.as_secs_f64()
                 )
             }
-            ReviewerError::Exit(c) => write!(f, "exited with status {c}"),
+            ReviewerError::Exit(c, None) => write!(f, "exited with status {c}"),
+            ReviewerError::Exit(c, Some(line)) => write!(f, "exited with status {c}: {line}"),
             ReviewerError::Signal(s) => write!(f, "was killed by signal {s}"),
             ReviewerError::Reported(m) => write!(f, "reported an error: {m}"),
-            ReviewerError::NoReview => {
-                f.write_str("no review produced (no review file and no result text)")
+            ReviewerError::RateLimited(m) => write!(
+                f,
+                "hit a rate or usage limit of the API ({m}); it is retried at the next stop, so wait before stopping again"
+            ),
+            ReviewerError::NotAResult(result::Unreadable::NotJson) => f.write_str(
+                "printed no JSON result object (is TASKIE_REVIEWER a Claude Code CLI?)",
+            ),
+            ReviewerError::NotAResult(result::Unreadable::NotAnObject) => f.write_str(
+                "printed JSON that is not a result object, so no verdict can be read from it",
+            ),
+            ReviewerError::NotAResult(result::Unreadable::Malformed(e)) => {
+                write!(f, "printed a result object that could not be read ({e})")
             }
+            ReviewerError::NoReview => f.write_str(
+                "no review produced (no review file, and no summary or findings in its structured output)",
+            ),
             ReviewerError::Truncated => write!(
                 f,
                 "printed more than the {} MiB of output the hook reads, so its result could not be read",
@@ -108,7 +149,7 @@ pub fn args(model: &str, prompt: &str) -> Vec<OsString> {
         "json",
         "--json-schema",
         JSON_SCHEMA,
-        "--dangerously-skip-permissions",
+        ALLOWED_TOOLS,
         "--settings",
         r#"{"disableAllHooks":true}"#,
         prompt,
@@ -139,7 +180,11 @@ pub fn review(project: &Project, f: &Facts, due: &Due, config: &Config) -> Revie
         program: config.program.clone(),
         args: args(&due.model, &prompt),
         cwd: project.root.clone(),
-        env: vec![("TASKIE_HOOK_SKIP".into(), "1".into())],
+        env: vec![
+            ("TASKIE_HOOK_SKIP".into(), "1".into()),
+            ("CLAUDE_CODE_MAX_RETRIES".into(), CLI_MAX_RETRIES.into()),
+        ],
+        env_remove: PARENT_SESSION_VARS.iter().map(Into::into).collect(),
         timeout: config.timeout,
         stdout_limit: STDOUT_LIMIT,
         stderr_limit: STDERR_LIMIT,
@@ -166,34 +211,42 @@ pub fn review(project: &Project, f: &Facts, due: &Due, config: &Config) -> Revie
     match out.ending {
         Ending::TimedOut => return fail(ReviewerError::Timeout(config.timeout), None),
         Ending::Signaled(s) => return fail(ReviewerError::Signal(s), None),
-        Ending::Exited(c) if c != 0 => return fail(ReviewerError::Exit(c), Some(c)),
+        Ending::Exited(c) if c != 0 => {
+            // The CLI still prints its result object, with the cause, on a failed run.
+            let e = match CliResult::parse(&out.stdout).ok() {
+                Some(r) if r.failure().is_some() && r.is_rate_limit() => {
+                    ReviewerError::RateLimited(clip(&r.failure().unwrap_or_default(), 301))
+                }
+                Some(r) if r.failure().is_some() => {
+                    ReviewerError::Reported(clip(&r.failure().unwrap_or_default(), 301))
+                }
+                _ => ReviewerError::Exit(c, first_line(&out.stderr)),
+            };
+            return fail(e, Some(c));
+        }
         Ending::Exited(_) => {}
     }
     // Reading the review file alone would let a PASS there outvote a FAIL in the lost result.
     if out.stdout_truncated {
         return fail(ReviewerError::Truncated, Some(0));
     }
-    let result: Option<Value> = serde_json::from_slice::<Value>(&out.stdout)
-        .ok()
-        .filter(Value::is_object);
-    if let Some(r) = &result {
-        let is_error = r.get("is_error").and_then(Value::as_bool).unwrap_or(false);
-        let subtype = r
-            .get("subtype")
-            .and_then(Value::as_str)
-            .unwrap_or("success");
-        if is_error || subtype != "success" {
-            let text = r.get("result").and_then(Value::as_str).unwrap_or(subtype);
-            return fail(ReviewerError::Reported(clip(text, 301)), Some(0));
-        }
+    let result = match CliResult::parse(&out.stdout) {
+        Ok(r) => r,
+        Err(e) => return fail(ReviewerError::NotAResult(e), Some(0)),
+    };
+    if let Some(words) = result.failure() {
+        let e = if result.is_rate_limit() {
+            ReviewerError::RateLimited(clip(&words, 301))
+        } else {
+            ReviewerError::Reported(clip(&words, 301))
+        };
+        return fail(e, Some(0));
     }
+    let structured = result.structured().unwrap_or_default();
     if !review_path.exists() {
-        let text = result
-            .as_ref()
-            .and_then(|r| r.get("result"))
-            .and_then(Value::as_str)
-            .filter(|t| !t.trim().is_empty());
-        match text {
+        // With --json-schema the CLI's `result` is the structured output as JSON text,
+        // never the review: the file is written from the summary and findings instead.
+        match result::review_text(&structured) {
             Some(t) => {
                 if let Err(e) = atomic::write(&review_path, t.as_bytes()) {
                     return fail(
@@ -206,10 +259,34 @@ pub fn review(project: &Project, f: &Facts, due: &Due, config: &Config) -> Revie
         }
     }
     let text = read_bounded(&review_path);
+    let result_verdict = result.result_verdict();
+    let claims = verdict::Claims {
+        structured: structured.verdict.as_deref(),
+        result: result_verdict.as_deref(),
+        review_file: text.as_deref(),
+    };
+    let findings = if structured.findings.is_empty() {
+        text.as_deref()
+            .map(diagnostics::findings)
+            .unwrap_or_default()
+    } else {
+        structured.findings.clone()
+    };
     Reviewed::Verdict {
-        reading: verdict::read(result.as_ref(), text.as_deref()),
+        reading: verdict::read(&claims),
         exit: 0,
+        findings,
     }
+}
+
+/// The first non-empty line of stderr, shortened: the CLI's own words for a failure
+/// that left no result object.
+fn first_line(stderr: &[u8]) -> Option<String> {
+    String::from_utf8_lossy(stderr)
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty())
+        .map(|l| clip(l, 301))
 }
 
 fn read_bounded(path: &Path) -> Option<String> {
@@ -311,8 +388,8 @@ mod tests {
                 "--output-format",
                 "json",
                 "--json-schema",
-                r#"{"type":"object","properties":{"verdict":{"type":"string","enum":["PASS","FAIL"]}},"required":["verdict"]}"#,
-                "--dangerously-skip-permissions",
+                r#"{"type":"object","properties":{"verdict":{"type":"string","enum":["PASS","FAIL"]},"summary":{"type":"string"},"findings":{"type":"array","items":{"type":"string"}}},"required":["verdict"]}"#,
+                "--allowedTools=Bash,Read,Write,Edit,Grep,Glob",
                 "--settings",
                 r#"{"disableAllHooks":true}"#,
                 "PROMPT"

@@ -46,6 +46,8 @@ pub struct Spec {
     pub cwd: PathBuf,
     /// Added to the inherited environment.
     pub env: Vec<(OsString, OsString)>,
+    /// Removed from the inherited environment.
+    pub env_remove: Vec<OsString>,
     pub timeout: Duration,
     /// Bytes of stdout kept; the rest is read and discarded.
     pub stdout_limit: usize,
@@ -90,6 +92,9 @@ pub struct Outcome {
 /// blocks): on Linux the parent-death signal is tied to the thread that forked.
 pub fn run(spec: &Spec) -> io::Result<Outcome> {
     let mut cmd = Command::new(&spec.program);
+    for name in &spec.env_remove {
+        cmd.env_remove(name);
+    }
     cmd.args(&spec.args)
         .current_dir(&spec.cwd)
         .envs(spec.env.iter().map(|(k, v)| (k, v)))
@@ -601,6 +606,7 @@ mod tests {
             program: "/bin/sh".into(),
             args: vec!["-c".into(), script.into()],
             cwd: std::env::temp_dir(),
+            env_remove: vec![],
             env: vec![],
             timeout: Duration::from_secs(20),
             stdout_limit: MIB,

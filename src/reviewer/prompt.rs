@@ -18,6 +18,20 @@ pub fn action_text(r: Review) -> &'static str {
     strip_frontmatter(text)
 }
 
+/// Where a review action's instructions for a person running it by hand begin.
+pub const STANDALONE_HEADING: &str = "\n## Standalone use";
+
+/// What the hook's reviewer is told: the review action without its "Standalone use"
+/// section. That section is for a person running the action by hand; read by the hook's
+/// reviewer it says not to review while the hook's cycle runs, and to run `taskie mark`,
+/// which would record a one-off review and bind the reviewer's throwaway session.
+pub fn reviewer_instructions(r: Review) -> &'static str {
+    let text = action_text(r);
+    text.find(STANDALONE_HEADING)
+        .map_or(text, |at| &text[..at])
+        .trim_end()
+}
+
 /// The body of a markdown file after its `---` YAML frontmatter, if it has one.
 pub fn strip_frontmatter(text: &str) -> &str {
     let Some(rest) = text
@@ -42,7 +56,7 @@ pub fn strip_frontmatter(text: &str) -> &str {
 pub fn build(project: &Path, f: &Facts, due: &Due) -> String {
     let r = due.review;
     let mut p = String::with_capacity(8 * 1024);
-    p.push_str(action_text(r).trim_end());
+    p.push_str(reviewer_instructions(r));
     p.push_str("\n\n---\n\n## Context for this review (from taskie-hook)\n\n");
     let _ = writeln!(
         p,
@@ -159,6 +173,17 @@ mod tests {
             strip_frontmatter("---\nunterminated\n"),
             "---\nunterminated\n"
         );
+    }
+
+    #[test]
+    fn the_reviewer_is_not_given_the_instructions_for_standalone_use() {
+        for r in Review::ALL {
+            let text = reviewer_instructions(r);
+            assert!(action_text(r).contains(STANDALONE_HEADING), "{r}");
+            assert!(!text.contains("Standalone use"), "{r}");
+            assert!(!text.contains("taskie mark"), "{r}");
+            assert!(text.contains("VERDICT: PASS"), "{r}");
+        }
     }
 
     #[test]

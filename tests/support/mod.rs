@@ -259,6 +259,16 @@ impl Project {
     }
 }
 
+/// The instruction a block carries, on whichever channel it came.
+pub fn block_text(answer: &Value) -> Option<String> {
+    if answer.get("decision").and_then(Value::as_str) == Some("block") {
+        return answer["reason"].as_str().map(str::to_owned);
+    }
+    let context = answer.get("hookSpecificOutput")?;
+    assert_eq!(context["hookEventName"], "Stop", "{answer}");
+    context["additionalContext"].as_str().map(str::to_owned)
+}
+
 /// What one hook run printed.
 pub struct Run {
     pub stdout: String,
@@ -302,21 +312,22 @@ impl Run {
         v
     }
 
+    /// Whether the answer makes the agent continue: the additionalContext channel (the
+    /// default) or a classic `decision: block` (`TASKIE_BLOCK_STYLE=decision`).
     pub fn is_block(&self) -> bool {
-        self.answer().get("decision").and_then(Value::as_str) == Some("block")
+        block_text(&self.answer()).is_some()
     }
 
     /// Asserts a block and returns its reason.
     pub fn reason(&self) -> String {
         let a = self.answer();
-        assert_eq!(a["decision"], "block", "expected a block, got {a}");
-        a["reason"].as_str().unwrap().to_owned()
+        block_text(&a).unwrap_or_else(|| panic!("expected a block, got {a}"))
     }
 
     /// Asserts an allow with a message and returns it.
     pub fn message(&self) -> String {
         let a = self.answer();
-        assert!(a.get("decision").is_none(), "expected an allow, got {a}");
+        assert!(block_text(&a).is_none(), "expected an allow, got {a}");
         a["systemMessage"]
             .as_str()
             .unwrap_or_else(|| panic!("expected a systemMessage, got {a}"))
@@ -340,6 +351,15 @@ pub enum Shape {
     TextOnly(&'static str),
     /// `is_error: true`.
     IsError,
+    /// The real CLI shape with a summary and findings: `result` is the JSON text of
+    /// `structured_output`, as `--json-schema` makes it.
+    Review {
+        verdict: &'static str,
+        summary: &'static str,
+        findings: &'static [&'static str],
+    },
+    /// A failed run as the CLI prints it: `is_error`, the API status, the message.
+    ApiError { status: u16, message: &'static str },
     /// Exactly these bytes.
     Raw(&'static str),
 }
@@ -411,6 +431,7 @@ impl Fake {
             "#!/bin/sh\nhere=$(dirname \"$0\")\necho run >> \"$here/calls\"\n\
              : > \"$here/args\"\nfor a; do printf '%s\\n--END-ARG--\\n' \"$a\" >> \"$here/args\"; done\n\
              printf '%s' \"$TASKIE_HOOK_SKIP\" > \"$here/skip\"\npwd > \"$here/cwd\"\ncat > \"$here/stdin\"\n\
+             env > \"$here/env\"\n\
              for a; do prompt=\"$a\"; done\n\
              path=$(printf '%s\\n' \"$prompt\" | sed -n 's/^- Write your review to exactly this file, creating it: //p')\n",
         );
@@ -437,6 +458,20 @@ impl Fake {
             Shape::IsError => {
                 json!({"type":"result","subtype":"error_during_execution","is_error":true,"result":"API Error: overloaded"}).to_string()
             }
+            Shape::Review {
+                verdict,
+                summary,
+                findings,
+            } => {
+                let so = json!({"verdict": verdict, "summary": summary, "findings": findings});
+                json!({"type":"result","subtype":"success","is_error":false,"result":so.to_string(),
+                    "structured_output":so,"total_cost_usd":0.02,"num_turns":3,"duration_ms":900,
+                    "usage":{"input_tokens":1000,"output_tokens":200}})
+                .to_string()
+            }
+            Shape::ApiError { status, message } => json!({"type":"result","subtype":"success",
+                "is_error":true,"api_error_status":status,"result":format!("API Error: {status} {message}")})
+            .to_string(),
             Shape::Raw(r) => r.to_string(),
         };
         s.push_str(&format!("cat <<'TASKIE_EOF'\n{stdout}\nTASKIE_EOF\n"));

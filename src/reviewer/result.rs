@@ -1,0 +1,261 @@
+//! The result object the claude CLI prints with `--output-format json` (SPEC §8, §9),
+//! read into types: what the review said, how it ended, and what it cost.
+
+use serde::Deserialize;
+use serde_json::Value;
+
+/// The fields Taskie uses; everything else the CLI prints is ignored. Fields whose shape
+/// differs between CLI versions (`result` is text now, an object in older versions) stay
+/// JSON values and are read by the accessors below.
+#[derive(Debug, Default, Deserialize)]
+pub struct CliResult {
+    #[serde(default)]
+    pub subtype: Option<String>,
+    #[serde(default)]
+    pub is_error: Option<bool>,
+    #[serde(default)]
+    pub result: Option<Value>,
+    #[serde(default)]
+    pub structured_output: Option<Value>,
+    #[serde(default)]
+    pub errors: Vec<Value>,
+    #[serde(default)]
+    pub api_error_status: Option<Value>,
+    #[serde(default)]
+    pub total_cost_usd: Option<f64>,
+    #[serde(default)]
+    pub usage: Option<Usage>,
+    #[serde(default)]
+    pub num_turns: Option<u64>,
+    #[serde(default)]
+    pub duration_ms: Option<u64>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+pub struct Usage {
+    #[serde(default)]
+    pub input_tokens: Option<u64>,
+    #[serde(default)]
+    pub output_tokens: Option<u64>,
+}
+
+/// The structured answer the reviewer gives through `--json-schema`.
+#[derive(Debug, Default, Clone, PartialEq, Eq, Deserialize)]
+pub struct Structured {
+    #[serde(default)]
+    pub verdict: Option<String>,
+    #[serde(default)]
+    pub summary: Option<String>,
+    #[serde(default)]
+    pub findings: Vec<String>,
+}
+
+/// Why stdout could not be used at all.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Unreadable {
+    NotJson,
+    NotAnObject,
+    /// An object, but with fields of the wrong types.
+    Malformed(String),
+}
+
+impl CliResult {
+    /// Stdout as a result object. Anything else is a reviewer failure, never a PASS.
+    pub fn parse(stdout: &[u8]) -> Result<CliResult, Unreadable> {
+        let value: Value = serde_json::from_slice(stdout).map_err(|_| Unreadable::NotJson)?;
+        if !value.is_object() {
+            return Err(Unreadable::NotAnObject);
+        }
+        CliResult::deserialize(value).map_err(|e| Unreadable::Malformed(e.to_string()))
+    }
+
+    /// The CLI's own words when it reports a failure (SPEC §8): `None` when the run
+    /// succeeded.
+    pub fn failure(&self) -> Option<String> {
+        let subtype = self.subtype.as_deref().unwrap_or("success");
+        if !self.is_error.unwrap_or(false) && subtype == "success" {
+            return None;
+        }
+        let first_error = self.errors.first().map(|e| match e {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        });
+        let words = first_error
+            .or_else(|| self.result_text().map(str::to_owned))
+            .unwrap_or_else(|| subtype.to_owned());
+        let status = self.api_status();
+        let mut text = match status {
+            Some(s) if !words.contains(&s.to_string()) => format!("{words} (HTTP {s})"),
+            _ => words,
+        };
+        if subtype != "success" && !text.contains(subtype) {
+            text.push_str(&format!(" [{subtype}]"));
+        }
+        Some(text)
+    }
+
+    /// A rate or usage limit (HTTP 429/529, "usage limit"): named as such, because
+    /// waiting is the fix, not the reviewer's setup.
+    pub fn is_rate_limit(&self) -> bool {
+        matches!(self.api_status(), Some(429 | 529))
+            || self
+                .failure()
+                .is_some_and(|t| t.to_ascii_lowercase().contains("usage limit"))
+    }
+
+    fn api_status(&self) -> Option<u64> {
+        match self.api_error_status.as_ref()? {
+            Value::Number(n) => n.as_u64(),
+            Value::String(s) => s.parse().ok(),
+            _ => None,
+        }
+    }
+
+    /// `result` when it is text (the current CLI).
+    pub fn result_text(&self) -> Option<&str> {
+        self.result.as_ref()?.as_str()
+    }
+
+    /// The structured output, or `result` when it is an object (older CLIs).
+    pub fn structured(&self) -> Option<Structured> {
+        self.structured_output
+            .as_ref()
+            .and_then(|v| Structured::deserialize(v).ok())
+    }
+
+    /// The verdict in an object-shaped `result` (older CLIs, SPEC §9 source b).
+    pub fn result_verdict(&self) -> Option<String> {
+        let obj = self.result.as_ref()?.as_object()?;
+        obj.get("verdict")?.as_str().map(str::to_owned)
+    }
+}
+
+/// The review file written from the structured output when the reviewer wrote none:
+/// the summary, the findings as a list, and the verdict line. `None` when there is
+/// neither a summary nor a finding.
+pub fn review_text(s: &Structured) -> Option<String> {
+    let summary = s
+        .summary
+        .as_deref()
+        .map(str::trim)
+        .filter(|t| !t.is_empty());
+    let findings: Vec<&str> = s
+        .findings
+        .iter()
+        .map(|f| f.trim())
+        .filter(|f| !f.is_empty())
+        .collect();
+    if summary.is_none() && findings.is_empty() {
+        return None;
+    }
+    let mut text = String::from("# Review\n\n");
+    if let Some(summary) = summary {
+        text.push_str(summary);
+        text.push_str("\n\n");
+    }
+    if !findings.is_empty() {
+        text.push_str("## Findings\n\n");
+        for f in &findings {
+            text.push_str(&format!("- {}\n", f.replace('\n', " ")));
+        }
+        text.push('\n');
+    }
+    let verdict = match s.verdict.as_deref().map(str::trim) {
+        Some(v) if v.eq_ignore_ascii_case("pass") => "PASS",
+        _ => "FAIL",
+    };
+    text.push_str(&format!("VERDICT: {verdict}\n"));
+    Some(text)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn anything_but_a_json_object_is_unreadable() {
+        assert_eq!(CliResult::parse(b"nope").unwrap_err(), Unreadable::NotJson);
+        assert_eq!(
+            CliResult::parse(br#"[{"structured_output":{"verdict":"FAIL"}}]"#).unwrap_err(),
+            Unreadable::NotAnObject
+        );
+        assert!(matches!(
+            CliResult::parse(br#"{"num_turns":"many"}"#),
+            Err(Unreadable::Malformed(_))
+        ));
+    }
+
+    #[test]
+    fn an_api_error_is_quoted_in_the_clis_words() {
+        let r = CliResult::parse(
+            br#"{"type":"result","subtype":"success","is_error":true,"api_error_status":500,
+                "result":"API Error: 500 boom. This is a server-side issue"}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            r.failure().unwrap(),
+            "API Error: 500 boom. This is a server-side issue"
+        );
+        assert!(!r.is_rate_limit());
+    }
+
+    #[test]
+    fn errors_come_first_and_the_subtype_is_named() {
+        let r = CliResult::parse(
+            br#"{"subtype":"error_max_budget_usd","is_error":true,"errors":["Reached maximum budget ($0.005)"]}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            r.failure().unwrap(),
+            "Reached maximum budget ($0.005) [error_max_budget_usd]"
+        );
+    }
+
+    #[test]
+    fn overload_and_rate_limits_are_recognised() {
+        for status in ["429", "529"] {
+            let r = CliResult::parse(
+                format!(r#"{{"is_error":true,"api_error_status":{status},"result":"API Error"}}"#)
+                    .as_bytes(),
+            )
+            .unwrap();
+            assert!(r.is_rate_limit(), "{status}");
+            assert_eq!(r.failure().unwrap(), format!("API Error (HTTP {status})"));
+        }
+        let r = CliResult::parse(br#"{"is_error":true,"result":"Claude AI usage limit reached"}"#)
+            .unwrap();
+        assert!(r.is_rate_limit());
+    }
+
+    #[test]
+    fn a_successful_result_has_no_failure_and_reports_its_spend() {
+        let r = CliResult::parse(
+            br#"{"subtype":"success","is_error":false,"result":"{\"verdict\":\"PASS\"}",
+                "structured_output":{"verdict":"PASS","summary":"ok","findings":[]},
+                "total_cost_usd":0.02,"usage":{"input_tokens":10,"output_tokens":3},"num_turns":2,"duration_ms":900}"#,
+        )
+        .unwrap();
+        assert_eq!(r.failure(), None);
+        assert_eq!(r.structured().unwrap().verdict.as_deref(), Some("PASS"));
+        assert_eq!(r.total_cost_usd, Some(0.02));
+        assert_eq!(r.usage.as_ref().unwrap().output_tokens, Some(3));
+    }
+
+    #[test]
+    fn the_review_file_is_written_from_summary_and_findings() {
+        let s = Structured {
+            verdict: Some("FAIL".into()),
+            summary: Some("Two problems.".into()),
+            findings: vec!["No tests for X".into(), "Typo in\nY".into()],
+        };
+        assert_eq!(
+            review_text(&s).unwrap(),
+            "# Review\n\nTwo problems.\n\n## Findings\n\n- No tests for X\n- Typo in Y\n\nVERDICT: FAIL\n"
+        );
+        let empty = Structured {
+            verdict: Some("PASS".into()),
+            ..Structured::default()
+        };
+        assert_eq!(review_text(&empty), None);
+    }
+}
