@@ -8,6 +8,7 @@ mod architecture;
 mod cli;
 mod cli_mark;
 mod cli_routing;
+mod e2e_claude;
 mod faults;
 mod hook;
 mod loop_safety;

@@ -2,6 +2,8 @@
 //! binaries, and a fake reviewer script selected through `TASKIE_REVIEWER`.
 #![allow(dead_code)]
 
+pub mod claude_cli;
+pub mod fake_api;
 pub mod processes;
 
 use assert_cmd::Command;

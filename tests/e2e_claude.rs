@@ -1,0 +1,372 @@
+//! End to end with the real Claude Code CLI (the pinned version, from npm) and our fake
+//! Messages API on 127.0.0.1: the reviewer invocation, a whole review loop inside one
+//! `claude -p` turn with the plugin loaded by `--plugin-dir`, hooks off for the
+//! reviewer, and two sessions in one project. Run as the user the tests run as — root in
+//! CI — with no sandbox variable. docs/claude-code.md records what this proves.
+
+use crate::support::fake_api::{FakeApi, Reply, Request};
+use crate::support::{Project, Run, claude_cli, due};
+use serde::Deserialize;
+use serde_json::json;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
+
+/// What the agent receives when the hook makes it continue, on either channel.
+const CONTINUATION_MARKERS: [&str; 2] = ["Stop hook additional context:", "Stop hook feedback:"];
+
+/// The directory holding the freshly built `taskie` and `taskie-hook`.
+fn bin_dir() -> PathBuf {
+    Path::new(env!("CARGO_BIN_EXE_taskie-hook"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
+}
+
+fn repo() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// The environment every real CLI run gets: the fake API, a throwaway HOME, our binaries
+/// first on PATH, and none of the variables of a Claude Code session the tests may run in.
+fn cli_env(cmd: &mut Command, api: &FakeApi, home: &Path) {
+    let path = format!(
+        "{}:{}",
+        bin_dir().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    cmd.env("HOME", home)
+        .env("PATH", path)
+        .env("ANTHROPIC_BASE_URL", api.base_url())
+        .env("ANTHROPIC_API_KEY", "test-key")
+        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
+        .env("TASKIE_REVIEWER", claude_cli::binary())
+        .env("TASKIE_REVIEW_TIMEOUT", "90");
+    for var in [
+        "CLAUDECODE",
+        "CLAUDE_CODE_SESSION_ID",
+        "CLAUDE_CODE_ENTRYPOINT",
+        "CLAUDE_PROJECT_DIR",
+        "CLAUDE_CODE_MAX_RETRIES",
+        "TASKIE_HOOK_SKIP",
+        "TASKIE_PLAN",
+        "TASKIE_BLOCK_STYLE",
+        "IS_SANDBOX",
+        "ANTHROPIC_AUTH_TOKEN",
+    ] {
+        cmd.env_remove(var);
+    }
+}
+
+/// The fields of the CLI's result object these tests read.
+#[derive(Debug, Deserialize)]
+struct CliResult {
+    subtype: String,
+    is_error: bool,
+    session_id: String,
+}
+
+/// Runs `claude -p <prompt>` with the plugin in `project`, bounded in time.
+fn agent_turn(project: &Path, home: &Path, api: &FakeApi, prompt: &str) -> CliResult {
+    let mut cmd = Command::new(claude_cli::binary());
+    cmd.args(["-p", prompt, "--output-format", "json"])
+        .arg("--allowedTools=Bash,Read,Write,Edit")
+        .arg("--plugin-dir")
+        .arg(repo())
+        .current_dir(project)
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    cli_env(&mut cmd, api, home);
+    let mut child = cmd.spawn().expect("start claude");
+    let deadline = Instant::now() + Duration::from_secs(180);
+    while child.try_wait().unwrap().is_none() {
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!(
+                "claude did not finish within 180 s ({} API requests)",
+                api.requests().len()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let out = child.wait_with_output().unwrap();
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success(),
+        "claude failed: {stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let result: CliResult = serde_json::from_str(stdout.trim()).expect("one result object");
+    assert_eq!(
+        (result.subtype.as_str(), result.is_error),
+        ("success", false),
+        "{stdout}"
+    );
+    result
+}
+
+/// One stop of `taskie-hook`, as Claude Code would run it, with the real CLI as reviewer.
+fn hook_stop(p: &Project, api: &FakeApi, home: &Path) -> Run {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_taskie-hook"));
+    cli_env(&mut cmd, api, home);
+    let mut child = cmd
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .expect("start taskie-hook");
+    let event = json!({"hook_event_name": "Stop", "cwd": p.root()}).to_string();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(event.as_bytes())
+        .unwrap();
+    Run::from(child.wait_with_output().unwrap())
+}
+
+/// The text after `marker` up to the next whitespace, e.g. a file name in a prompt.
+fn word_after<'a>(text: &'a str, marker: &str) -> Option<&'a str> {
+    let rest = &text[text.find(marker)? + marker.len()..];
+    rest.split_whitespace().next()
+}
+
+/// The instruction the hook gave the agent, if the last user turn carries one.
+fn continuation(r: &Request) -> Option<String> {
+    let last = r.last_user_text();
+    CONTINUATION_MARKERS
+        .iter()
+        .find_map(|m| last.find(m).map(|at| last[at + m.len()..].to_string()))
+}
+
+/// A reviewer session: the CLI turns `--json-schema` into a `StructuredOutput` tool.
+fn is_reviewer(r: &Request) -> bool {
+    r.has_tool("StructuredOutput")
+}
+
+/// A reviewer that answers at once with `verdict`, writing no file itself.
+fn review_reply(r: &Request, verdict: &str, finding: &str) -> Reply {
+    if r.assistant_turns() == 0 {
+        Reply::tool(
+            "StructuredOutput",
+            json!({"verdict": verdict, "summary": format!("Scripted {verdict}."), "findings": [finding]}),
+        )
+    } else {
+        Reply::text("Done.")
+    }
+}
+
+#[test]
+fn the_real_reviewer_runs_as_root_and_its_structured_review_becomes_the_review_file() {
+    let p = Project::new().plan("p").state(due("plan-review"));
+    let home = tempfile::tempdir().unwrap();
+    let api = FakeApi::start(|r| review_reply(r, "FAIL", "Step 2 has no test"));
+    let run = hook_stop(&p, &api, home.path());
+    let reason = run.reason();
+    assert!(reason.contains("Verdict: FAIL"), "{reason}");
+    assert!(reason.contains("- Step 2 has no test"), "{reason}");
+    assert_eq!(
+        p.read("plan-review-1.md"),
+        "# Review\n\nScripted FAIL.\n\n## Findings\n\n- Step 2 has no test\n\nVERDICT: FAIL\n"
+    );
+    let event = p.last_event();
+    assert_eq!(
+        (event["verdict"].as_str(), event["reviewer_exit"].as_i64()),
+        (Some("FAIL"), Some(0)),
+        "{event}"
+    );
+    let requests: Vec<Request> = api
+        .requests()
+        .into_iter()
+        .filter_map(|r| r.messages)
+        .collect();
+    let first = requests.first().expect("the reviewer called the API");
+    assert!(first.model.contains("opus"), "{}", first.model);
+    for tool in ["Grep", "Glob", "Bash", "Write"] {
+        assert!(
+            first.has_tool(tool),
+            "{tool} is allowed: {:?}",
+            first.tool_names()
+        );
+    }
+    let prompt = first.first_user_text();
+    assert!(
+        prompt.contains("Write your review to exactly this file"),
+        "{prompt}"
+    );
+    assert!(!prompt.contains("Standalone use"), "{prompt}");
+}
+
+#[test]
+fn an_api_outage_fails_the_review_within_a_few_attempts_in_the_clis_words() {
+    let p = Project::new().plan("p").state(due("plan-review"));
+    let home = tempfile::tempdir().unwrap();
+    let api = FakeApi::start(|_| Reply::http_error(500, "api_error", "scripted outage"));
+    let message = hook_stop(&p, &api, home.path()).message();
+    assert!(message.contains("API Error: 500"), "{message}");
+    assert!(message.contains("retried at the next stop"), "{message}");
+    // CLAUDE_CODE_MAX_RETRIES=2: the first attempt and two retries, not ten.
+    assert!(
+        api.requests().len() <= 3,
+        "{} attempts",
+        api.requests().len()
+    );
+    assert_eq!(p.state_json()["review_failures"], 1);
+}
+
+#[test]
+fn a_whole_review_loop_runs_in_one_turn_and_the_reviewer_runs_no_hooks() {
+    let p = Project::new().plan("p").state(due("plan-review"));
+    let home = tempfile::tempdir().unwrap();
+    // A user-level Stop hook that counts stops: the agent's session runs it, a reviewer
+    // started with disableAllHooks must not.
+    let settings = home.path().join(".claude");
+    std::fs::create_dir_all(&settings).unwrap();
+    let counter = home.path().join("stops");
+    std::fs::write(
+        settings.join("settings.json"),
+        json!({"hooks": {"Stop": [{"hooks": [{"type": "command",
+            "command": format!("echo stop >> '{}'", counter.display())}]}]}})
+        .to_string(),
+    )
+    .unwrap();
+    let verdicts = ["FAIL", "PASS", "PASS"];
+    let reviews = Arc::new(AtomicUsize::new(0));
+    let project = p.root();
+    let seen = reviews.clone();
+    let api = FakeApi::start(move |r| {
+        if is_reviewer(r) {
+            if r.assistant_turns() == 0 {
+                let k = seen.fetch_add(1, Ordering::SeqCst);
+                return review_reply(r, verdicts[k.min(2)], &format!("finding {k}"));
+            }
+            return Reply::text("Done.");
+        }
+        if r.answers_tool_calls() {
+            return Reply::text("Post-review written; stopping so the next review runs.");
+        }
+        if let Some(reason) = continuation(r) {
+            if let Some(file) = word_after(&reason, "write what you did to ") {
+                let file = project.join(file.trim_end_matches('.'));
+                return Reply::tool(
+                    "Write",
+                    json!({"file_path": file, "content": "# Post-review\n\nAddressed.\n"}),
+                );
+            }
+            return Reply::text("Nothing more to do.");
+        }
+        Reply::text("The plan is written. Stopping.")
+    });
+    agent_turn(&p.root(), home.path(), &api, "Write the plan.");
+
+    let state = p.state_json();
+    assert_eq!(
+        (
+            state["phase"].as_str(),
+            state["next_phase"].as_str(),
+            state["phase_iteration"].as_u64(),
+            state["consecutive_clean"].as_u64()
+        ),
+        (Some("plan-review"), Some("create-tasks"), Some(3), Some(2)),
+        "{state}"
+    );
+    for f in [
+        "plan-review-1.md",
+        "plan-post-review-1.md",
+        "plan-review-2.md",
+        "plan-post-review-2.md",
+        "plan-review-3.md",
+    ] {
+        assert!(p.exists(f), "{f}");
+    }
+    assert_eq!(reviews.load(Ordering::SeqCst), 3);
+    let stops = std::fs::read_to_string(&counter).unwrap_or_default();
+    assert_eq!(
+        stops.lines().count(),
+        3,
+        "three agent stops ran the user's hook; the three reviewers ran none"
+    );
+    // The agent continued through the context channel, not a "blocking error".
+    let agent: Vec<Request> = api
+        .requests()
+        .into_iter()
+        .filter_map(|r| r.messages)
+        .filter(|r| !is_reviewer(r))
+        .collect();
+    let continued: Vec<String> = agent.iter().filter_map(continuation).collect();
+    assert_eq!(
+        continued.len(),
+        2,
+        "two blocks: after FAIL, after the first PASS"
+    );
+    assert!(continued[0].contains("Verdict: FAIL") && continued[0].contains("- finding 0"));
+    assert!(
+        agent
+            .iter()
+            .all(|r| !r.last_user_text().contains("Stop hook feedback:")),
+        "the default channel is additionalContext"
+    );
+}
+
+#[test]
+fn two_sessions_in_one_project_never_review_each_others_plan() {
+    // Plan a: nothing due yet. Plan b: a review due. Session 1 takes plan a.
+    let p = Project::new()
+        .plan("b")
+        .state(due("plan-review"))
+        .plan("a")
+        .state(json!({"phase": "new-plan", "next_phase": null}));
+    let home = tempfile::tempdir().unwrap();
+    let reviewed = Arc::new(std::sync::Mutex::new(Vec::<String>::new()));
+    let log = reviewed.clone();
+    let api = FakeApi::start(move |r| {
+        if is_reviewer(r) {
+            let plan = word_after(&r.first_user_text(), "- Plan id: ")
+                .unwrap_or("?")
+                .to_string();
+            if r.assistant_turns() == 0 {
+                log.lock().unwrap().push(plan);
+            }
+            return review_reply(r, "PASS", "none");
+        }
+        let prompt = r.first_user_text();
+        if prompt.contains("Take plan a") && !r.answers_tool_calls() {
+            return Reply::tool(
+                "Bash",
+                json!({"command": "taskie continue-plan --plan a", "description": "take plan a"}),
+            );
+        }
+        Reply::text("Stopping.")
+    });
+    let s1 = agent_turn(&p.root(), home.path(), &api, "Take plan a.");
+    assert!(
+        p.root()
+            .join(format!(".taskie/sessions/{}.json", s1.session_id))
+            .is_file(),
+        "CLAUDE_CODE_SESSION_ID reached taskie in the agent's Bash tool"
+    );
+    assert!(
+        reviewed.lock().unwrap().is_empty(),
+        "session 1 stopped on plan a only"
+    );
+
+    // Plan a gets a review due and becomes the newest plan; session 2 must leave it alone.
+    std::fs::write(
+        p.root().join(".taskie/plans/a/state.json"),
+        due("plan-review").to_string(),
+    )
+    .unwrap();
+    let s2 = agent_turn(&p.root(), home.path(), &api, "Work on whatever is next.");
+    assert_ne!(s1.session_id, s2.session_id);
+    assert_eq!(
+        *reviewed.lock().unwrap(),
+        ["b"],
+        "session 2 reviewed plan b, not a"
+    );
+    assert!(!p.root().join(".taskie/plans/a/plan-review-1.md").exists());
+}
