@@ -170,3 +170,14 @@ fn the_project_search_stops_at_claude_project_dir() {
     run.assert_silent();
     assert_eq!(p.reviewer_calls(), 0);
 }
+
+#[test]
+fn a_taskie_command_run_by_a_reviewer_binds_no_session() {
+    let p = two_plans();
+    p.taskie(&["continue-plan", "--plan", "a"])
+        .env("CLAUDE_CODE_SESSION_ID", "reviewer-session")
+        .env("TASKIE_HOOK_SKIP", "1")
+        .assert()
+        .success();
+    assert!(!p.root().join(".taskie/sessions").exists());
+}

@@ -80,10 +80,9 @@ impl Event {
     }
 }
 
-/// `TASKIE_HOOK_SKIP` set to anything but empty, `0` or `false` (SPEC §4).
+/// The recursion guard (SPEC §4), read from this process's environment.
 pub fn skip_requested() -> bool {
-    std::env::var_os("TASKIE_HOOK_SKIP")
-        .is_some_and(|v| !(v.is_empty() || v == "0" || v == "false"))
+    crate::store::project::inside_reviewer()
 }
 
 #[cfg(test)]

@@ -181,7 +181,7 @@ pub fn review(project: &Project, f: &Facts, due: &Due, config: &Config) -> Revie
         args: args(&due.model, &prompt),
         cwd: project.root.clone(),
         env: vec![
-            ("TASKIE_HOOK_SKIP".into(), "1".into()),
+            (crate::store::project::SKIP_VAR.into(), "1".into()),
             ("CLAUDE_CODE_MAX_RETRIES".into(), CLI_MAX_RETRIES.into()),
         ],
         env_remove: PARENT_SESSION_VARS.iter().map(Into::into).collect(),

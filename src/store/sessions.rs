@@ -37,7 +37,12 @@ impl SessionId {
     }
 
     /// The id of the session the agent's commands run in (`CLAUDE_CODE_SESSION_ID`).
+    /// Inside a reviewer there is none to bind: the reviewer's throwaway session must
+    /// never take the plan it reviews.
     pub fn from_env() -> Option<SessionId> {
+        if crate::store::project::inside_reviewer() {
+            return None;
+        }
         std::env::var("CLAUDE_CODE_SESSION_ID")
             .ok()
             .and_then(|id| SessionId::parse(&id))
