@@ -251,11 +251,15 @@ enum Scenario {
     ValidationFailed,
     /// The post-review is written: the hook runs review 3 with the fake reviewer.
     Review,
+    /// next_phase null, in a session bound to the target plan (SPEC §17): no scan of the
+    /// other plans, so its cost must not grow with their number.
+    BoundNoReviewDue,
 }
 
 impl Scenario {
-    const ALL: [Scenario; 4] = [
+    const ALL: [Scenario; 5] = [
         Scenario::NoReviewDue,
+        Scenario::BoundNoReviewDue,
         Scenario::PostReviewPending,
         Scenario::ValidationFailed,
         Scenario::Review,
@@ -267,12 +271,15 @@ impl Scenario {
             Scenario::PostReviewPending => "post-review-pending",
             Scenario::ValidationFailed => "validation-failed",
             Scenario::Review => "review (hook only)",
+            Scenario::BoundNoReviewDue => "no-review-due, bound",
         }
     }
 
     fn files(self) -> Vec<(String, String)> {
         match self {
-            Scenario::NoReviewDue => plan_files(&state_json("complete-task", None, None, Some(3))),
+            Scenario::NoReviewDue | Scenario::BoundNoReviewDue => {
+                plan_files(&state_json("complete-task", None, None, Some(3)))
+            }
             Scenario::PostReviewPending => plan_files(&state_json(
                 "tasks-review",
                 Some("post-tasks-review"),
@@ -300,16 +307,18 @@ impl Scenario {
 
     /// Checks the answer, so a broken scenario cannot pass as fast.
     fn check(self, stdout: &str) -> Result<(), String> {
+        // A block continues the agent through additionalContext (docs/claude-code.md).
+        let block = "\"additionalContext\":";
         let ok = match self {
-            Scenario::NoReviewDue => stdout.is_empty(),
+            Scenario::NoReviewDue | Scenario::BoundNoReviewDue => stdout.is_empty(),
             Scenario::PostReviewPending => {
                 stdout.contains("systemMessage") && stdout.contains("tasks-post-review-2.md")
             }
             Scenario::ValidationFailed => {
-                stdout.contains("\"decision\":\"block\"") && stdout.contains("notes.md")
+                stdout.contains(block) && stdout.contains("notes.md")
             }
             Scenario::Review => {
-                stdout.contains("\"decision\":\"block\"") && stdout.contains("tasks-review-3.md")
+                stdout.contains(block) && stdout.contains("tasks-review-3.md")
             }
         };
         if ok {
@@ -323,9 +332,54 @@ impl Scenario {
     }
 }
 
+/// Session ids of the events: one a new session (unbound, the §5 step 6 scan), one
+/// bound to the target plan.
+const UNBOUND: &str = "bench-new-session";
+const BOUND: &str = "bench-bound-session";
+
+/// Writes the two Stop events.
+fn write_events(root: &Path) {
+    for session in [UNBOUND, BOUND] {
+        fs::write(
+            root.join(format!(".bench-event-{session}.json")),
+            format!(
+                "{{\"session_id\":\"{session}\",\"transcript_path\":\"/dev/null\",\"cwd\":{},\
+                 \"hook_event_name\":\"Stop\",\"stop_hook_active\":false}}",
+                json_string(&root.to_string_lossy())
+            ),
+        )
+        .expect("write event");
+    }
+}
+
+/// Binds [`BOUND`] to the target plan for the bound scenario only: for the others the
+/// target must be free, or the unbound session would skip it as another session's plan.
+fn set_binding(root: &Path, s: Scenario) {
+    let sessions = root.join(".taskie/sessions");
+    let _ = fs::remove_dir_all(&sessions);
+    if s == Scenario::BoundNoReviewDue {
+        fs::create_dir_all(&sessions).expect("create sessions dir");
+        fs::write(
+            sessions.join(format!("{BOUND}.json")),
+            format!("{{\"plan\": \"{TARGET}\", \"bound_at\": \"2026-01-01T00:00:00Z\"}}\n"),
+        )
+        .expect("write binding");
+    }
+}
+
+fn event_for(root: &Path, s: Scenario) -> PathBuf {
+    let session = if s == Scenario::BoundNoReviewDue {
+        BOUND
+    } else {
+        UNBOUND
+    };
+    root.join(format!(".bench-event-{session}.json"))
+}
+
 fn set_target(root: &Path, s: Scenario) {
     let mtime = base_time() + Duration::from_secs(1_000_000);
     write_plan(&root.join(".taskie/plans").join(TARGET), &s.files(), mtime);
+    set_binding(root, s);
     settle();
 }
 
@@ -343,6 +397,9 @@ fn reset_review(root: &Path) {
     let f = File::create(dir.join("state.json")).expect("reset state");
     (&f).write_all(state.as_bytes()).expect("reset state");
     let _ = fs::remove_file(dir.join("tasks-review-3.md"));
+    // The hook binds the session of a review it runs (SPEC §17); each review run must
+    // start unbound, with the scan, as the first review of a session does.
+    let _ = fs::remove_file(root.join(format!(".taskie/sessions/{UNBOUND}.json")));
     if let Ok(entries) = fs::read_dir(root.join(".taskie/logs")) {
         for e in entries.flatten() {
             if e.file_name().as_bytes().starts_with(b"review-") {
@@ -630,21 +687,13 @@ fn run(opts: &Options) {
         let root = base.join(format!("plans-{plans}"));
         let started = Instant::now();
         generate(&root, plans);
-        let event = root.join(".bench-event.json");
-        fs::write(
-            &event,
-            format!(
-                "{{\"session_id\":\"bench\",\"transcript_path\":\"/dev/null\",\"cwd\":{},\
-                 \"hook_event_name\":\"Stop\",\"stop_hook_active\":false}}",
-                json_string(&root.to_string_lossy())
-            ),
-        )
-        .expect("write event");
+        write_events(&root);
         eprintln!(
             "  (generated {plans} plans in {:.1} s)",
             started.elapsed().as_secs_f64()
         );
         for s in Scenario::ALL {
+            let event = event_for(&root, s);
             let st = stats(&bench_scenario(opts, &root, &event, s));
             row(plans, s.name(), &st, syscalls(opts, &root, &event, s));
             results.push((plans, s, st));
@@ -668,6 +717,20 @@ fn run(opts: &Options) {
             reviewer.median,
             hook.median - reviewer.median
         );
+    }
+
+    if let Some(f) = floor {
+        println!("\na bound stop against a bare process start (SPEC §17: at most 3×, medians):");
+        for (plans, s, st) in &results {
+            if *s == Scenario::BoundNoReviewDue {
+                println!(
+                    "  {plans:>5} plans: {:.2} ms = {:.2} × /bin/true ({:.2} ms)",
+                    st.median,
+                    st.median / f.median,
+                    f.median
+                );
+            }
+        }
     }
 
     println!("\ngrowth of the median with the number of plan files:");
