@@ -6,7 +6,7 @@ use crate::commands::Invocation;
 use crate::error::Error;
 use crate::model::cycle::{self, MAX_REVIEW_FAILURES};
 use crate::model::facts::Facts;
-use crate::model::phase::Review;
+use crate::model::phase::{Phase, Review};
 use crate::model::plan_file;
 use crate::model::plan_file::PlanFile;
 use crate::model::state::State;
@@ -102,18 +102,20 @@ pub fn cycle_of(s: &State) -> Option<(Review, u64)> {
     let k = s.phase_iteration.unwrap_or(0);
     match cycle::in_progress(s) {
         Some(r) => Some((r, k)),
-        None => Review::from_name(&s.phase)
+        None => s
+            .last()
+            .and_then(Phase::review)
             .filter(|_| k >= 1)
             .map(|r| (r, k)),
     }
 }
 
 fn status_of(f: &Facts, s: &State, r: Review, k: u64) -> CycleStatus {
-    let next = s.next_phase.as_deref();
+    let next = s.scheduled();
     let task = s.current_task.filter(|_| r == Review::Code);
     let post_written = plan_file::post_file(r, k, task).is_some_and(|p| f.has_file(&p));
-    let review_next = next == Some(r.name()) || (next == Some(r.post_name()) && post_written);
-    if next == Some(r.post_name()) && !post_written {
+    let review_next = next == Some(r.phase()) || (next == Some(r.post_phase()) && post_written);
+    if next == Some(r.post_phase()) && !post_written {
         CycleStatus::PostReviewOwed
     } else if !review_next {
         CycleStatus::Passed

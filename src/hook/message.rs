@@ -3,7 +3,7 @@
 
 use crate::model::cycle::{Due, MAX_REVIEW_FAILURES};
 use crate::model::facts::Facts;
-use crate::model::phase::{self, Review};
+use crate::model::phase::{self, Phase, Review};
 use crate::model::state::StateError;
 use crate::model::verdict::{Reading, Verdict};
 
@@ -46,7 +46,7 @@ pub fn unknown_next_phase(plan: &str, name: &str) -> String {
     )
 }
 
-pub fn reviews_disabled(target: &str) -> String {
+pub fn reviews_disabled(target: Phase) -> String {
     format!(
         "Reviews are disabled (max_reviews=0): advanced to {target}. Run /taskie:continue-plan."
     )
@@ -79,13 +79,13 @@ pub fn reviewer_failed(plan: &str, due: &Due, reason: &str, log: &str, failures:
     }
 }
 
-pub fn passed(r: Review, streak: u64, target: &str) -> String {
+pub fn passed(r: Review, streak: u64, target: Phase) -> String {
     format!(
         "{r} passed ({streak} clean reviews in a row). Next: {target}. Run /taskie:continue-plan."
     )
 }
 
-pub fn auto_continue(r: Review, streak: u64, target: &str) -> String {
+pub fn auto_continue(r: Review, streak: u64, target: Phase) -> String {
     format!(
         "{r} passed ({streak} clean reviews in a row). Next: {target}. auto_continue is on: run `taskie continue-plan` \
          now and do what it says."
