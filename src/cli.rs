@@ -170,7 +170,10 @@ fn run_hook(args: &HookArgs) {
     if args.dry_run {
         let report = dry_run::report(&opts, args.cwd.clone());
         if args.json {
-            println!("{report}");
+            println!(
+                "{}",
+                serde_json::to_string(&report).expect("a report always serializes")
+            );
         } else {
             print!("{}", dry_run::human(&report));
         }

@@ -1,16 +1,24 @@
 //! What the hook prints (SPEC §4): nothing, an allow with a message, or a block.
 
-use serde_json::json;
+use serde::{Serialize, Serializer};
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Answer {
     /// Let the agent stop; the message, if any, is shown to the user.
     Allow(Option<String>),
     /// The agent continues with `reason` as its instruction.
-    Block {
-        reason: String,
-        message: Option<String>,
-    },
+    Block { reason: String },
+}
+
+/// The one JSON object the hook prints, in the field order Claude Code documents.
+#[derive(Serialize)]
+struct Printed<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    decision: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reason: Option<&'a str>,
+    #[serde(rename = "systemMessage", skip_serializing_if = "Option::is_none")]
+    system_message: Option<&'a str>,
 }
 
 impl Answer {
@@ -21,7 +29,6 @@ impl Answer {
     pub fn block(reason: impl Into<String>) -> Answer {
         Answer::Block {
             reason: reason.into(),
-            message: None,
         }
     }
 
@@ -37,25 +44,42 @@ impl Answer {
     pub fn text(&self) -> Option<&str> {
         match self {
             Answer::Allow(m) => m.as_deref(),
-            Answer::Block { reason, .. } => Some(reason),
+            Answer::Block { reason } => Some(reason),
+        }
+    }
+
+    /// The object printed, `None` for a silent allow. An allow never carries
+    /// `decision` or `continue`.
+    fn printed(&self) -> Option<Printed<'_>> {
+        match self {
+            Answer::Allow(None) => None,
+            Answer::Allow(Some(m)) => Some(Printed {
+                decision: None,
+                reason: None,
+                system_message: Some(m),
+            }),
+            Answer::Block { reason } => Some(Printed {
+                decision: Some("block"),
+                reason: Some(reason),
+                system_message: None,
+            }),
         }
     }
 
     /// The stdout of the hook: empty for a silent allow, else one JSON object.
-    /// An allow never carries `decision` or `continue`.
     pub fn to_stdout(&self) -> String {
-        match self {
-            Answer::Allow(None) => String::new(),
-            Answer::Allow(Some(m)) => json!({ "systemMessage": m }).to_string(),
-            Answer::Block {
-                reason,
-                message: None,
-            } => json!({ "decision": "block", "reason": reason }).to_string(),
-            Answer::Block {
-                reason,
-                message: Some(m),
-            } => json!({ "decision": "block", "reason": reason, "systemMessage": m }).to_string(),
+        match self.printed() {
+            None => String::new(),
+            Some(p) => serde_json::to_string(&p).expect("strings always serialize"),
         }
+    }
+}
+
+/// As what the hook prints: the object, or `null` for a silent allow (the dry run's
+/// report embeds answers this way).
+impl Serialize for Answer {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.printed().serialize(s)
     }
 }
 
@@ -73,11 +97,18 @@ mod tests {
 
     #[test]
     fn block_prints_decision_and_reason() {
-        let v: serde_json::Value =
-            serde_json::from_str(&Answer::block("do it").to_stdout()).unwrap();
         assert_eq!(
-            v,
-            serde_json::json!({"decision": "block", "reason": "do it"})
+            Answer::block("do it").to_stdout(),
+            r#"{"decision":"block","reason":"do it"}"#
+        );
+    }
+
+    #[test]
+    fn an_embedded_answer_is_its_printed_object_or_null() {
+        assert_eq!(serde_json::to_string(&Answer::Allow(None)).unwrap(), "null");
+        assert_eq!(
+            serde_json::to_string(&Answer::allow("m")).unwrap(),
+            r#"{"systemMessage":"m"}"#
         );
     }
 }

@@ -2,6 +2,7 @@
 //! read-modify-write that keeps unknown fields and key order.
 
 use crate::model::phase::{self, Phase};
+use serde::{Serialize, Serializer};
 use serde_json::{Map, Value};
 use std::fmt;
 
@@ -87,6 +88,13 @@ impl Field {
 
 pub fn find_field(name: &str) -> Option<&'static Field> {
     FIELDS.iter().find(|f| f.name == name)
+}
+
+/// A state serializes as it is stored (see [`State::to_json`]).
+impl Serialize for State {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.stored().serialize(s)
+    }
 }
 
 /// One field with a value it may not hold.
@@ -266,6 +274,14 @@ impl State {
     /// The JSON text to store: canonical types, unknown fields and key order kept,
     /// pretty-printed with a trailing newline.
     pub fn to_json(&self) -> String {
+        let mut text = serde_json::to_string_pretty(self).expect("a JSON object always serializes");
+        text.push('\n');
+        text
+    }
+
+    /// The object as stored: the fields read, in their order, with taskie's fields
+    /// in canonical types; established fields always, optional ones when set.
+    fn stored(&self) -> Map<String, Value> {
         let mut out = self.raw.clone();
         for f in &FIELDS {
             let v = self.value_of(f.name);
@@ -273,10 +289,7 @@ impl State {
                 out.insert(f.name.into(), v);
             }
         }
-        let mut text = serde_json::to_string_pretty(&Value::Object(out))
-            .expect("a JSON object always serializes");
-        text.push('\n');
-        text
+        out
     }
 
     /// The effective value of every field, defaults filled in, then the unknown fields
