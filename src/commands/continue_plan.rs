@@ -10,7 +10,7 @@ use crate::model::plan_file;
 use crate::model::state::State;
 use crate::model::tasks::TaskRow;
 use crate::paint::{WIDTH, wrap};
-use serde_json::{Value, json};
+use serde::Serialize;
 use std::io::Write;
 
 /// What the agent should do.
@@ -429,24 +429,37 @@ fn show(v: Option<u64>) -> String {
 }
 
 /// A task id as JSON: a number when it is one.
-pub fn task_json(task: Option<&str>) -> Value {
-    match task {
-        None => Value::Null,
-        Some(t) => t
-            .parse::<u64>()
-            .map(Value::from)
-            .unwrap_or_else(|_| t.into()),
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(untagged)]
+pub enum TaskId<'a> {
+    Number(u64),
+    Text(&'a str),
+}
+
+impl<'a> TaskId<'a> {
+    pub fn of(task: &'a str) -> TaskId<'a> {
+        task.parse().map_or(TaskId::Text(task), TaskId::Number)
     }
 }
 
-pub fn to_json(plan: Option<&str>, r: &Route) -> Value {
-    json!({
-        "plan": plan,
-        "action": r.next.action(),
-        "command": r.next.command(),
-        "task": task_json(r.task.as_deref()),
-        "reason": r.reason,
-    })
+/// The `--json` answer.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RouteJson<'a> {
+    pub plan: Option<&'a str>,
+    pub action: &'static str,
+    pub command: Option<String>,
+    pub task: Option<TaskId<'a>>,
+    pub reason: &'a str,
+}
+
+pub fn to_json<'a>(plan: Option<&'a str>, r: &'a Route) -> RouteJson<'a> {
+    RouteJson {
+        plan,
+        action: r.next.action(),
+        command: r.next.command(),
+        task: r.task.as_deref().map(TaskId::of),
+        reason: &r.reason,
+    }
 }
 
 pub fn human(plan: Option<&str>, r: &Route) -> String {
@@ -496,7 +509,9 @@ pub fn run(
 
 fn print(out: &mut dyn Write, plan: Option<&str>, r: &Route, json: bool) -> Result<(), Error> {
     if json {
-        writeln!(out, "{:#}", to_json(plan, r))?;
+        let text =
+            serde_json::to_string_pretty(&to_json(plan, r)).map_err(std::io::Error::other)?;
+        writeln!(out, "{text}")?;
     } else {
         write!(out, "{}", human(plan, r))?;
     }
@@ -757,15 +772,14 @@ mod tests {
     #[test]
     fn json_has_the_five_fields() {
         let r = go(Phase::CompleteTask, Some("3".into()), "why".into());
-        let v = to_json(Some("p"), &r);
         assert_eq!(
-            v,
-            json!({"plan":"p","action":"complete-task","command":"/taskie:complete-task","task":3,"reason":"why"})
+            serde_json::to_string(&to_json(Some("p"), &r)).unwrap(),
+            r#"{"plan":"p","action":"complete-task","command":"/taskie:complete-task","task":3,"reason":"why"}"#
         );
-        let v = to_json(None, &answer(Next::Stop, Some("T1".into()), "x".into()));
+        let r = answer(Next::Stop, Some("T1".into()), "x".into());
         assert_eq!(
-            (v["command"].clone(), v["task"].clone()),
-            (Value::Null, json!("T1"))
+            serde_json::to_string(&to_json(None, &r)).unwrap(),
+            r#"{"plan":null,"action":"stop","command":null,"task":"T1","reason":"x"}"#
         );
     }
 }

@@ -325,7 +325,7 @@ pub fn hard_stop(
     );
     if write {
         let path = logs.join(diagnostics::file_name(f.plan));
-        let text = serde_json::to_string_pretty(&diag).unwrap_or_default() + "\n";
+        let text = diag.to_json();
         if let Err(e) =
             fs_err::create_dir_all(&logs).and_then(|_| atomic::write(&path, text.as_bytes()))
         {
