@@ -14,4 +14,5 @@ mod loop_safety;
 mod properties;
 mod reviewer;
 mod security;
+mod snapshots;
 mod workflow;
