@@ -583,7 +583,8 @@ proptest! {
         if let (Some(Value::Object(m)), Some(s)) = (&mut result, structured) {
             m.insert("structured_output".into(), json!({"verdict": s}));
         }
-        let reading = verdict::read(result.as_ref(), text.as_deref());
+        let object = result.as_ref().and_then(|r| verdict::ResultObject::parse(r.to_string().as_bytes()));
+        let reading = verdict::read(object.as_ref(), text.as_deref());
         let file = text.as_deref().and_then(verdict::from_text);
         let so = result.as_ref().and_then(|r| r.get("structured_output")).and_then(|s| s.get("verdict")).and_then(Value::as_str).map(|s| s.trim().to_ascii_uppercase());
         if reading.verdict == Verdict::Pass {

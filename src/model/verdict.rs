@@ -1,6 +1,8 @@
 //! The reviewer's verdict (SPEC §9), read from up to three sources.
 
-use serde_json::Value;
+use serde::Deserialize;
+use serde::de::IgnoredAny;
+use std::collections::HashMap;
 use std::fmt;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -34,19 +36,105 @@ pub struct Reading {
     pub source: String,
 }
 
+/// The result object `claude --output-format json` prints (SPEC §8). Every field is
+/// optional and a field of another type reads as absent: the reviewer's output is read
+/// as far as it makes sense, never rejected for its shape.
+#[derive(Debug, Default, Deserialize)]
+pub struct ResultObject {
+    #[serde(default)]
+    is_error: Lenient<bool>,
+    #[serde(default)]
+    subtype: Lenient<String>,
+    /// Text, or (older CLIs) the verdict object.
+    #[serde(default)]
+    result: Said,
+    #[serde(default)]
+    structured_output: Said,
+}
+
+/// A value of the expected type, or anything else.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum Lenient<T> {
+    Is(T),
+    Not(IgnoredAny),
+}
+
+impl<T> Default for Lenient<T> {
+    fn default() -> Self {
+        Lenient::Not(IgnoredAny)
+    }
+}
+
+impl<T> Lenient<T> {
+    fn get(&self) -> Option<&T> {
+        match self {
+            Lenient::Is(v) => Some(v),
+            Lenient::Not(_) => None,
+        }
+    }
+}
+
+/// What a result field holds: text, an object (`{"verdict": "PASS"}`), or other.
+#[derive(Debug, Deserialize)]
+#[serde(untagged)]
+enum Said {
+    Text(String),
+    Object(HashMap<String, Lenient<String>>),
+    Other(IgnoredAny),
+}
+
+impl Default for Said {
+    fn default() -> Self {
+        Said::Other(IgnoredAny)
+    }
+}
+
+impl Said {
+    /// `{"verdict": "PASS"}` → Some(true); anything else that is not a verdict → None.
+    fn verdict(&self) -> Option<bool> {
+        match self {
+            Said::Object(fields) => word(fields.get("verdict")?.get()?.trim()),
+            _ => None,
+        }
+    }
+}
+
+impl ResultObject {
+    /// The reviewer's stdout as a result object, if it is one.
+    pub fn parse(stdout: &[u8]) -> Option<ResultObject> {
+        // A derived struct would also take a JSON array, element by element.
+        if stdout.trim_ascii_start().first() != Some(&b'{') {
+            return None;
+        }
+        serde_json::from_slice(stdout).ok()
+    }
+
+    pub fn is_error(&self) -> bool {
+        self.is_error.get() == Some(&true)
+    }
+
+    pub fn subtype(&self) -> Option<&str> {
+        self.subtype.get().map(String::as_str)
+    }
+
+    /// `result` when it is text.
+    pub fn result_text(&self) -> Option<&str> {
+        match &self.result {
+            Said::Text(t) => Some(t),
+            _ => None,
+        }
+    }
+}
+
 /// PASS only if at least one source says PASS and none says FAIL (SPEC §9).
-pub fn read(result: Option<&Value>, review_text: Option<&str>) -> Reading {
+pub fn read(result: Option<&ResultObject>, review_text: Option<&str>) -> Reading {
     let sources = [
         (
             "structured_output",
-            result
-                .and_then(|r| r.get("structured_output"))
-                .and_then(from_object),
+            result.and_then(|r| r.structured_output.verdict()),
         ),
-        (
-            "result",
-            result.and_then(|r| r.get("result")).and_then(from_object),
-        ),
+        ("result", result.and_then(|r| r.result.verdict())),
         ("review_file", review_text.and_then(from_text)),
     ];
     let said = |v: bool| -> Vec<&str> {
@@ -73,11 +161,6 @@ pub fn read(result: Option<&Value>, review_text: Option<&str>) -> Reading {
             source: "none".into(),
         }
     }
-}
-
-/// `{"verdict": "PASS"}` → Some(true); anything else that is not a verdict → None.
-fn from_object(v: &Value) -> Option<bool> {
-    word(v.as_object()?.get("verdict")?.as_str()?.trim())
 }
 
 fn word(s: &str) -> Option<bool> {
@@ -149,8 +232,14 @@ mod tests {
     use super::*;
     use serde_json::json;
 
-    fn structured(v: &str) -> Value {
-        json!({"type":"result","subtype":"success","is_error":false,"result":"text","structured_output":{"verdict": v}})
+    fn object(v: serde_json::Value) -> ResultObject {
+        ResultObject::parse(v.to_string().as_bytes()).unwrap()
+    }
+
+    fn structured(v: &str) -> ResultObject {
+        object(
+            json!({"type":"result","subtype":"success","is_error":false,"result":"text","structured_output":{"verdict": v}}),
+        )
     }
 
     #[test]
@@ -272,7 +361,7 @@ mod tests {
 
     #[test]
     fn the_older_result_object_shape_counts() {
-        let r = read(Some(&json!({"result": {"verdict": "PASS"}})), None);
+        let r = read(Some(&object(json!({"result": {"verdict": "PASS"}}))), None);
         assert_eq!(
             r,
             Reading {
@@ -281,7 +370,9 @@ mod tests {
             }
         );
         let r = read(
-            Some(&json!({"result": {"verdict": "FAIL"}, "structured_output": {"verdict": "PASS"}})),
+            Some(&object(
+                json!({"result": {"verdict": "FAIL"}, "structured_output": {"verdict": "PASS"}}),
+            )),
             None,
         );
         assert_eq!(r.verdict, Verdict::Fail);
@@ -290,7 +381,9 @@ mod tests {
     #[test]
     fn no_source_is_unknown() {
         let r = read(
-            Some(&json!({"result": "VERDICT: PASS is not read from the result text"})),
+            Some(&object(
+                json!({"result": "VERDICT: PASS is not read from the result text"}),
+            )),
             Some("nothing"),
         );
         assert_eq!(
@@ -305,5 +398,36 @@ mod tests {
             Verdict::Unknown
         );
         assert_eq!(read(None, None).verdict, Verdict::Unknown);
+    }
+
+    #[test]
+    fn a_result_object_reads_fields_of_the_wrong_type_as_absent() {
+        let r = ResultObject::parse(br#"{"is_error":"yes","subtype":7,"result":null}"#).unwrap();
+        assert_eq!(
+            (r.is_error(), r.subtype(), r.result_text()),
+            (false, None, None)
+        );
+        let r = ResultObject::parse(br#"{"is_error":true,"result":"API Error"}"#).unwrap();
+        assert_eq!((r.is_error(), r.result_text()), (true, Some("API Error")));
+        let r = object(json!({"structured_output": {"verdict": 1}, "result": ["PASS"]}));
+        assert_eq!(read(Some(&r), None).verdict, Verdict::Unknown);
+    }
+
+    #[test]
+    fn only_an_object_is_a_result_object() {
+        for text in [
+            &b"[true, \"error\"]"[..],
+            b"\"text\"",
+            b"",
+            b"{\"a\":1} trailing",
+            b"null",
+        ] {
+            assert!(
+                ResultObject::parse(text).is_none(),
+                "{}",
+                String::from_utf8_lossy(text)
+            );
+        }
+        assert!(ResultObject::parse(b" \n{}").is_some());
     }
 }

@@ -5,14 +5,14 @@ use crate::clock::Utc;
 use crate::model::cycle::{Due, Reviewed};
 use crate::model::facts::Facts;
 use crate::model::text::clip;
-use crate::model::verdict;
+use crate::model::verdict::{self, ResultObject};
 use crate::store::atomic;
 use crate::store::project::Project;
 use process::Ending;
 
 pub mod process;
 pub mod prompt;
-use serde_json::Value;
+
 use std::ffi::OsString;
 use std::fmt;
 use std::path::Path;
@@ -173,25 +173,18 @@ pub fn review(project: &Project, f: &Facts, due: &Due, config: &Config) -> Revie
     if out.stdout_truncated {
         return fail(ReviewerError::Truncated, Some(0));
     }
-    let result: Option<Value> = serde_json::from_slice::<Value>(&out.stdout)
-        .ok()
-        .filter(Value::is_object);
+    let result = ResultObject::parse(&out.stdout);
     if let Some(r) = &result {
-        let is_error = r.get("is_error").and_then(Value::as_bool).unwrap_or(false);
-        let subtype = r
-            .get("subtype")
-            .and_then(Value::as_str)
-            .unwrap_or("success");
-        if is_error || subtype != "success" {
-            let text = r.get("result").and_then(Value::as_str).unwrap_or(subtype);
+        let subtype = r.subtype().unwrap_or("success");
+        if r.is_error() || subtype != "success" {
+            let text = r.result_text().unwrap_or(subtype);
             return fail(ReviewerError::Reported(clip(text, 301)), Some(0));
         }
     }
     if !review_path.exists() {
         let text = result
             .as_ref()
-            .and_then(|r| r.get("result"))
-            .and_then(Value::as_str)
+            .and_then(ResultObject::result_text)
             .filter(|t| !t.trim().is_empty());
         match text {
             Some(t) => {
