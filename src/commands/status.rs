@@ -40,7 +40,7 @@ pub struct Report {
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Cycle {
-    pub review: &'static str,
+    pub review: Review,
     pub task: Option<u64>,
     /// Reviews already run in this cycle.
     pub iteration: u64,
@@ -131,9 +131,9 @@ fn status_of(f: &Facts, s: &State, r: Review, k: u64) -> CycleStatus {
 
 /// Whether a diagnostics object is about this cycle at this iteration.
 fn diagnostics_match(diag: &Diagnostics, c: &Cycle) -> bool {
-    diag.review == c.review
+    diag.review == c.review.name()
         && diag.iterations == c.iteration
-        && (c.review != Review::Code.name() || diag.task == c.task)
+        && (c.review != Review::Code || diag.task == c.task)
 }
 
 /// The report. `verdicts` are the cycle's (iteration, verdict) from the event log;
@@ -163,7 +163,7 @@ pub fn build(
     let cycle = state.and_then(|s| {
         let (r, k) = cycle_of(s)?;
         Some(Cycle {
-            review: r.name(),
+            review: r,
             task: s.current_task.filter(|_| r == Review::Code),
             iteration: k,
             max_reviews: s.max_reviews,
@@ -177,7 +177,7 @@ pub fn build(
     let reviews = cycle
         .as_ref()
         .map(|c| {
-            let r = Review::from_name(c.review).expect("a cycle is a review");
+            let r = c.review;
             // Only iterations that left a file or a verdict: counting up to
             // phase_iteration would take forever for a huge (but valid) value.
             let mut seen: Vec<u64> = f
@@ -498,7 +498,7 @@ mod tests {
         let c = r.cycle.as_ref().unwrap();
         assert_eq!(
             (c.review, c.task, c.iteration, c.status),
-            ("code-review", Some(2), 2, CycleStatus::PostReviewOwed)
+            (Review::Code, Some(2), 2, CycleStatus::PostReviewOwed)
         );
         assert_eq!(r.reviews.len(), 2);
         assert_eq!(
@@ -541,7 +541,7 @@ mod tests {
         let c = r.cycle.unwrap();
         assert_eq!(
             (c.review, c.status, c.iteration),
-            ("plan-review", CycleStatus::Passed, 3)
+            (Review::Plan, CycleStatus::Passed, 3)
         );
         let r = report(
             &[],

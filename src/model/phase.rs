@@ -1,5 +1,6 @@
 //! Phase names (SPEC §3) and the four review cycles.
 
+use serde::{Serialize, Serializer};
 use std::fmt;
 
 /// Every name `next_phase` may hold.
@@ -166,6 +167,13 @@ impl Review {
 
     pub fn from_post_name(name: &str) -> Option<Review> {
         Phase::parse(name)?.post_review_of()
+    }
+}
+
+/// A review serialises as its phase name (`"code-review"`).
+impl Serialize for Review {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
     }
 }
 
