@@ -314,12 +314,8 @@ impl Scenario {
             Scenario::PostReviewPending => {
                 stdout.contains("systemMessage") && stdout.contains("tasks-post-review-2.md")
             }
-            Scenario::ValidationFailed => {
-                stdout.contains(block) && stdout.contains("notes.md")
-            }
-            Scenario::Review => {
-                stdout.contains(block) && stdout.contains("tasks-review-3.md")
-            }
+            Scenario::ValidationFailed => stdout.contains(block) && stdout.contains("notes.md"),
+            Scenario::Review => stdout.contains(block) && stdout.contains("tasks-review-3.md"),
         };
         if ok {
             Ok(())

@@ -7,7 +7,7 @@ use crate::commands::{advance, continue_plan, init, mark, state, status, validat
 use crate::error::Error;
 use crate::hook::{self, dry_run};
 use clap::{Args, Parser, Subcommand};
-use std::io::Write;
+use std::io::{ErrorKind, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -169,11 +169,13 @@ fn run_hook(args: &HookArgs) {
     };
     if args.dry_run {
         let report = dry_run::report(&opts, args.cwd.clone());
-        if args.json {
-            println!("{report}");
+        let text = if args.json {
+            serde_json::to_string(&report).expect("a report always serializes") + "\n"
         } else {
-            print!("{}", dry_run::human(&report));
-        }
+            dry_run::human(&report)
+        };
+        // print! would panic on a closed stdout; the hook exits 0 whatever happens.
+        let _ = std::io::stdout().lock().write_all(text.as_bytes());
     } else {
         hook::main(&opts);
     }
@@ -197,15 +199,20 @@ pub fn main() -> ExitCode {
     let _ = stdout.flush();
     match result {
         Ok(()) => ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("taskie: {e}");
-            ExitCode::from(exit_code(&e))
-        }
+        Err(e) => match exit_code(&e) {
+            0 => ExitCode::SUCCESS,
+            code => {
+                eprintln!("taskie: {e}");
+                ExitCode::from(code)
+            }
+        },
     }
 }
 
 fn exit_code(e: &Error) -> u8 {
     match e {
+        // The reader left early (`taskie status | head -1`): it has all it wanted.
+        Error::Io(io) if io.kind() == ErrorKind::BrokenPipe => 0,
         Error::Usage(_) => 2,
         _ => 1,
     }

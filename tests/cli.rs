@@ -499,3 +499,75 @@ fn status_continue_plan_and_mark_cope_with_the_largest_iteration() {
         );
     }
 }
+
+// ---- a reader that leaves early, file modes ----
+
+/// Runs `cmd` with stdout a pipe whose reading end is already closed, as in
+/// `taskie status | head -1` once head has gone: every write fails with EPIPE.
+fn with_closed_stdout(cmd: assert_cmd::Command) -> std::process::Output {
+    let (reader, writer) = std::io::pipe().unwrap();
+    drop(reader);
+    // assert_cmd always captures stdout, so the same command is rebuilt on std's.
+    let mut std_cmd = std::process::Command::new(cmd.get_program());
+    std_cmd.args(cmd.get_args());
+    for (k, v) in cmd.get_envs() {
+        match v {
+            Some(v) => std_cmd.env(k, v),
+            None => std_cmd.env_remove(k),
+        };
+    }
+    if let Some(dir) = cmd.get_current_dir() {
+        std_cmd.current_dir(dir);
+    }
+    std_cmd
+        .stdin(std::process::Stdio::null())
+        .stdout(writer)
+        .output()
+        .unwrap()
+}
+
+#[test]
+fn a_reader_that_leaves_early_is_not_an_error() {
+    let p = status_project();
+    for args in [
+        &["status"][..],
+        &["status", "--json"],
+        &["continue-plan"],
+        &["state", "get"],
+    ] {
+        let out = with_closed_stdout(p.taskie(args));
+        assert_eq!(out.status.code(), Some(0), "taskie {args:?}");
+        assert_eq!(String::from_utf8_lossy(&out.stderr), "", "taskie {args:?}");
+    }
+    let mut hook = p.hook_command();
+    hook.args(["--dry-run", "--cwd"]).arg(p.root());
+    let out = with_closed_stdout(hook);
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "the hook exits 0 whatever happens"
+    );
+}
+
+#[test]
+fn a_real_error_still_fails_when_stdout_is_closed() {
+    let p = status_project();
+    let out = with_closed_stdout(p.taskie(&["status", "--plan", "nope"]));
+    assert_eq!(out.status.code(), Some(1));
+}
+
+#[test]
+fn writing_state_json_keeps_its_permission_bits() {
+    use std::os::unix::fs::PermissionsExt;
+    let p = status_project();
+    let path = p.plan_dir().join("state.json");
+    let mode =
+        |path: &std::path::Path| std::fs::metadata(path).unwrap().permissions().mode() & 0o777;
+    for bits in [0o644, 0o640] {
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(bits)).unwrap();
+        p.taskie(&["state", "set", &format!("max_reviews={}", bits % 7 + 3)])
+            .assert()
+            .success();
+        assert_eq!(mode(&path), bits, "{bits:o}");
+    }
+}

@@ -16,4 +16,5 @@ mod properties;
 mod reviewer;
 mod security;
 mod sessions;
+mod snapshots;
 mod workflow;

@@ -5,19 +5,19 @@ use crate::commands::Invocation;
 use crate::error::Error;
 use crate::model::cycle::{self, StopReason};
 use crate::model::facts::Facts;
-use crate::model::phase::{self, Review};
+use crate::model::phase::{self, Phase, Review};
 use crate::model::plan_file;
 use crate::model::state::State;
 use crate::model::tasks::TaskRow;
 use crate::paint::{WIDTH, wrap};
-use serde_json::{Value, json};
+use serde::Serialize;
 use std::io::Write;
 
 /// What the agent should do.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Next {
-    /// Perform `/taskie:<action>`.
-    Action(&'static str),
+    /// Perform `/taskie:<action>`: every action is named after the phase it performs.
+    Action(Phase),
     /// End the turn now: the hook takes it from here.
     Stop,
     /// The plan is complete.
@@ -30,7 +30,7 @@ impl Next {
     /// The `action` of the JSON answer.
     pub fn action(self) -> &'static str {
         match self {
-            Next::Action(a) => a,
+            Next::Action(a) => a.name(),
             Next::Stop => "stop",
             Next::Complete => "complete",
             Next::AskHuman => "ask-human",
@@ -55,7 +55,7 @@ pub struct Route {
     pub write: Option<State>,
 }
 
-fn go(action: &'static str, task: Option<String>, reason: String) -> Route {
+fn go(action: Phase, task: Option<String>, reason: String) -> Route {
     Route {
         next: Next::Action(action),
         task,
@@ -73,19 +73,10 @@ fn answer(next: Next, task: Option<String>, reason: String) -> Route {
     }
 }
 
-/// Phases after which unfinished implementation work may be pending.
-const IMPLEMENTATION: [&str; 5] = [
-    "next-task",
-    "next-task-tdd",
-    "complete-task",
-    "complete-task-tdd",
-    "continue-task",
-];
-
 /// The answer when there is no plan at all.
 pub fn no_plan() -> Route {
     go(
-        "new-plan",
+        Phase::NewPlan,
         None,
         "there is no plan in .taskie/plans yet: write one".into(),
     )
@@ -96,7 +87,7 @@ pub fn no_plan() -> Route {
 pub fn route(f: &Facts) -> Result<Route, Error> {
     if !f.has_file("plan.md") {
         return Ok(go(
-            "new-plan",
+            Phase::NewPlan,
             None,
             format!("{} does not exist yet: write the plan", f.rel("plan.md")),
         ));
@@ -121,7 +112,7 @@ pub fn route(f: &Facts) -> Result<Route, Error> {
 fn without_state(f: &Facts) -> Route {
     if !f.has_file("tasks.md") {
         return go(
-            "create-tasks",
+            Phase::CreateTasks,
             None,
             format!(
                 "plan '{}' has no tasks.md yet: split the plan into tasks",
@@ -131,7 +122,7 @@ fn without_state(f: &Facts) -> Route {
     }
     match first_unfinished(f.tasks, None) {
         Some(t) => go(
-            "complete-task",
+            Phase::CompleteTask,
             Some(t.id.clone()),
             format!(
                 "task {} is the first unfinished task in tasks.md (status \"{}\"); this plan has no state.json, \
@@ -152,26 +143,44 @@ fn without_state(f: &Facts) -> Route {
 }
 
 fn with_state(f: &Facts, s: &State) -> Route {
-    let next = s.next_phase.as_deref();
-    if let Some(r) = next.and_then(Review::from_post_name) {
+    let next = match s.next() {
+        Some(Ok(p)) => Some(p),
+        Some(Err(name)) => {
+            return answer(
+                Next::AskHuman,
+                None,
+                format!(
+                    "next_phase \"{name}\" in state.json is not a phase, so nothing is scheduled; ask the human, who \
+                     can fix it with `taskie state set --plan {} next_phase=<phase>` (phases: {})",
+                    f.plan,
+                    phase::PHASES.join(", ")
+                ),
+            );
+        }
+        None => None,
+    };
+    if let Some(r) = next.and_then(Phase::post_review_of) {
         return post_review(f, s, r);
     }
-    if let Some(r) = next.and_then(Review::from_name) {
+    if let Some(r) = next.and_then(Phase::review) {
         return review_due(f, s, r);
     }
     match next {
-        Some("create-tasks") => go(
-            "create-tasks",
+        Some(Phase::CreateTasks) => go(
+            Phase::CreateTasks,
             None,
             "the plan review passed: split the plan into tasks.md and task files".into(),
         ),
-        Some(a @ ("complete-task" | "complete-task-tdd" | "next-task" | "next-task-tdd")) => {
-            implement(f, s, known(a))
-        }
-        Some("complete") => {
+        Some(
+            a @ (Phase::CompleteTask
+            | Phase::CompleteTaskTdd
+            | Phase::NextTask
+            | Phase::NextTaskTdd),
+        ) => implement(f, s, a),
+        Some(Phase::Complete) => {
             let mut done = s.clone();
-            done.phase = "complete".into();
-            done.next_phase = None;
+            done.set_phase(Phase::Complete);
+            done.schedule(None);
             Route {
                 next: Next::Complete,
                 task: None,
@@ -181,34 +190,20 @@ fn with_state(f: &Facts, s: &State) -> Route {
                 write: Some(done),
             }
         }
-        Some(name) if phase::is_known(name) => {
-            let task = (name == "continue-task")
+        Some(p) => {
+            let task = (p == Phase::ContinueTask)
                 .then(|| s.current_task.map(|t| t.to_string()))
                 .flatten();
-            go(
-                known(name),
-                task,
-                format!("state.json schedules {name} next"),
-            )
+            go(p, task, format!("state.json schedules {p} next"))
         }
-        Some(name) => answer(
-            Next::AskHuman,
-            None,
-            format!(
-                "next_phase \"{name}\" in state.json is not a phase, so nothing is scheduled; ask the human, who \
-                 can fix it with `taskie state set --plan {} next_phase=<phase>` (phases: {})",
-                f.plan,
-                phase::PHASES.join(", ")
-            ),
-        ),
-        None if IMPLEMENTATION.contains(&s.phase.as_str()) => {
+        None if s.last().is_some_and(Phase::is_implementation) => {
             let task = s.current_task.map(|t| t.to_string());
             let which = task
                 .as_ref()
                 .map(|t| format!(" (task {t})"))
                 .unwrap_or_default();
             go(
-                "continue-task",
+                Phase::ContinueTask,
                 task,
                 format!(
                     "the last phase was {} and nothing is scheduled after it: finish the current work{which}",
@@ -216,7 +211,7 @@ fn with_state(f: &Facts, s: &State) -> Route {
                 ),
             )
         }
-        None if s.phase == "complete" => answer(
+        None if s.last() == Some(Phase::Complete) => answer(
             Next::Complete,
             None,
             "the plan is complete; nothing is left to do".into(),
@@ -238,7 +233,7 @@ fn post_review(f: &Facts, s: &State, r: Review) -> Route {
     let n = s.phase_iteration.unwrap_or(0);
     let task = s.current_task.filter(|_| r == Review::Code);
     let task_text = task.map(|t| t.to_string());
-    if s.phase != r.name() || n == 0 {
+    if s.last() != Some(r.phase()) || n == 0 {
         return answer(
             Next::AskHuman,
             task_text,
@@ -263,8 +258,8 @@ fn post_review(f: &Facts, s: &State, r: Review) -> Route {
         // Rewind to just before review N so the hook runs it again: the streak and the
         // model go back to what they were (an unknown earlier streak counts as 0, the safe side).
         let mut back = s.clone();
-        back.phase = r.post_name().into();
-        back.next_phase = Some(r.name().into());
+        back.set_phase(r.post_phase());
+        back.schedule(Some(r.phase()));
         back.phase_iteration = Some(n - 1);
         back.consecutive_clean = s.consecutive_clean.saturating_sub(1);
         back.review_model = phase::toggle_model(&s.review_model).into();
@@ -284,7 +279,7 @@ fn post_review(f: &Facts, s: &State, r: Review) -> Route {
         return next_review(f, s, r, n, why);
     }
     go(
-        r.post_name(),
+        r.post_phase(),
         task_text,
         format!(
             "{r} #{n} asked for changes: read {}, address every finding, write {}, then stop so review #{} runs",
@@ -299,7 +294,7 @@ fn post_review(f: &Facts, s: &State, r: Review) -> Route {
 fn review_due(f: &Facts, s: &State, r: Review) -> Route {
     let k = s.phase_iteration.unwrap_or(0);
     let task = s.current_task.filter(|_| r == Review::Code);
-    if s.phase == r.post_name() {
+    if s.last() == Some(r.post_phase()) {
         return next_review(f, s, r, k, format!("post-review #{k} of {r} is recorded"));
     }
     if let Some(stop) = hard_stop(f, s, r) {
@@ -307,7 +302,7 @@ fn review_due(f: &Facts, s: &State, r: Review) -> Route {
     }
     if r == Review::Tasks && !f.has_file("tasks.md") {
         return go(
-            "create-tasks",
+            Phase::CreateTasks,
             None,
             format!(
                 "{r} is due but {} does not exist yet: write the tasks",
@@ -323,7 +318,7 @@ fn review_due(f: &Facts, s: &State, r: Review) -> Route {
         (Review::AllCode, _) => "the implementation".to_string(),
     };
     go(
-        "continue-task",
+        Phase::ContinueTask,
         task.map(|t| t.to_string()),
         format!(
             "{r} #{} is due and the last phase was \"{}\", so {work} may be unfinished: finish it, then stop so \
@@ -395,10 +390,12 @@ fn no_current_task(f: &Facts, r: Review) -> Route {
 }
 
 /// `next_phase` names an implementation action: it is about the first unfinished task.
-fn implement(f: &Facts, s: &State, action: &'static str) -> Route {
+fn implement(f: &Facts, s: &State, action: Phase) -> Route {
     // Right after the code review of the current task passed, that task is done even if
     // tasks.md was not updated yet; SPEC §6 skips it the same way.
-    let skip = s.current_task.filter(|_| s.phase == Review::Code.name());
+    let skip = s
+        .current_task
+        .filter(|_| s.last() == Some(Phase::CodeReview));
     match first_unfinished(f.tasks, skip) {
         Some(t) => go(
             action,
@@ -427,38 +424,42 @@ fn first_unfinished(tasks: &[TaskRow], skip: Option<u64>) -> Option<&TaskRow> {
         .find(|t| !t.is_finished() && (skip.is_none() || t.number() != skip))
 }
 
-/// The `'static` phase name equal to `name`, which the caller knows is a phase.
-fn known(name: &str) -> &'static str {
-    phase::PHASES
-        .iter()
-        .find(|p| **p == name)
-        .copied()
-        .unwrap_or("continue-task")
-}
-
 fn show(v: Option<u64>) -> String {
     v.map(|n| n.to_string()).unwrap_or_else(|| "null".into())
 }
 
 /// A task id as JSON: a number when it is one.
-pub fn task_json(task: Option<&str>) -> Value {
-    match task {
-        None => Value::Null,
-        Some(t) => t
-            .parse::<u64>()
-            .map(Value::from)
-            .unwrap_or_else(|_| t.into()),
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(untagged)]
+pub enum TaskId<'a> {
+    Number(u64),
+    Text(&'a str),
+}
+
+impl<'a> TaskId<'a> {
+    pub fn of(task: &'a str) -> TaskId<'a> {
+        task.parse().map_or(TaskId::Text(task), TaskId::Number)
     }
 }
 
-pub fn to_json(plan: Option<&str>, r: &Route) -> Value {
-    json!({
-        "plan": plan,
-        "action": r.next.action(),
-        "command": r.next.command(),
-        "task": task_json(r.task.as_deref()),
-        "reason": r.reason,
-    })
+/// The `--json` answer.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct RouteJson<'a> {
+    pub plan: Option<&'a str>,
+    pub action: &'static str,
+    pub command: Option<String>,
+    pub task: Option<TaskId<'a>>,
+    pub reason: &'a str,
+}
+
+pub fn to_json<'a>(plan: Option<&'a str>, r: &'a Route) -> RouteJson<'a> {
+    RouteJson {
+        plan,
+        action: r.next.action(),
+        command: r.next.command(),
+        task: r.task.as_deref().map(TaskId::of),
+        reason: &r.reason,
+    }
 }
 
 pub fn human(plan: Option<&str>, r: &Route) -> String {
@@ -509,7 +510,9 @@ pub fn run(
 
 fn print(out: &mut dyn Write, plan: Option<&str>, r: &Route, json: bool) -> Result<(), Error> {
     if json {
-        writeln!(out, "{:#}", to_json(plan, r))?;
+        let text =
+            serde_json::to_string_pretty(&to_json(plan, r)).map_err(std::io::Error::other)?;
+        writeln!(out, "{text}")?;
     } else {
         write!(out, "{}", human(plan, r))?;
     }
@@ -575,7 +578,7 @@ mod tests {
     #[test]
     fn a_missing_plan_md_routes_to_new_plan_before_anything_else() {
         let r = Plan::new(&[]).state(r#"{"next_phase":"code-review"}"#).ok();
-        assert_eq!(r.next, Next::Action("new-plan"));
+        assert_eq!(r.next, Next::Action(Phase::NewPlan));
     }
 
     #[test]
@@ -592,14 +595,14 @@ mod tests {
     fn without_state_the_files_decide() {
         assert_eq!(
             Plan::new(&["plan.md"]).ok().next,
-            Next::Action("create-tasks")
+            Next::Action(Phase::CreateTasks)
         );
         let r = Plan::new(BASE)
             .tasks(&[("1", "done"), ("2", "pending")])
             .ok();
         assert_eq!(
             (r.next, r.task.as_deref()),
-            (Next::Action("complete-task"), Some("2"))
+            (Next::Action(Phase::CompleteTask), Some("2"))
         );
         let r = Plan::new(BASE)
             .tasks(&[("1", "done"), ("2", "skipped")])
@@ -613,7 +616,7 @@ mod tests {
         let r = Plan::new(&["plan.md", "plan-review-2.md"])
             .state(r#"{"phase":"plan-review","next_phase":"post-plan-review","phase_iteration":2}"#)
             .ok();
-        assert_eq!(r.next, Next::Action("post-plan-review"));
+        assert_eq!(r.next, Next::Action(Phase::PostPlanReview));
         assert!(r.reason.contains("plan-post-review-2.md"), "{}", r.reason);
         assert_eq!(r.write, None);
     }
@@ -670,7 +673,7 @@ mod tests {
             .ok();
         assert_eq!(
             (r.next, r.task.as_deref()),
-            (Next::Action("continue-task"), Some("2"))
+            (Next::Action(Phase::ContinueTask), Some("2"))
         );
     }
 
@@ -679,7 +682,7 @@ mod tests {
         let r = Plan::new(&["plan.md"])
             .state(r#"{"phase":"create-tasks","next_phase":"tasks-review","phase_iteration":0}"#)
             .ok();
-        assert_eq!(r.next, Next::Action("create-tasks"));
+        assert_eq!(r.next, Next::Action(Phase::CreateTasks));
     }
 
     #[test]
@@ -706,7 +709,7 @@ mod tests {
             .ok();
         assert_eq!(
             (r.next, r.task.as_deref()),
-            (Next::Action("complete-task-tdd"), Some("2"))
+            (Next::Action(Phase::CompleteTaskTdd), Some("2"))
         );
         let r = Plan::new(BASE)
             .tasks(&[("1", "in progress"), ("2", "pending")])
@@ -729,7 +732,7 @@ mod tests {
         let r = Plan::new(&["plan.md"])
             .state(r#"{"phase":"plan-review","next_phase":"create-tasks"}"#)
             .ok();
-        assert_eq!(r.next, Next::Action("create-tasks"));
+        assert_eq!(r.next, Next::Action(Phase::CreateTasks));
     }
 
     #[test]
@@ -751,7 +754,7 @@ mod tests {
                 ))
                 .ok()
         };
-        assert_eq!(p("next-task").next, Next::Action("continue-task"));
+        assert_eq!(p("next-task").next, Next::Action(Phase::ContinueTask));
         assert_eq!(p("next-task").task.as_deref(), Some("1"));
         assert_eq!(p("complete").next, Next::Complete);
         assert_eq!(p("complete").write, None);
@@ -769,16 +772,15 @@ mod tests {
 
     #[test]
     fn json_has_the_five_fields() {
-        let r = go("complete-task", Some("3".into()), "why".into());
-        let v = to_json(Some("p"), &r);
+        let r = go(Phase::CompleteTask, Some("3".into()), "why".into());
         assert_eq!(
-            v,
-            json!({"plan":"p","action":"complete-task","command":"/taskie:complete-task","task":3,"reason":"why"})
+            serde_json::to_string(&to_json(Some("p"), &r)).unwrap(),
+            r#"{"plan":"p","action":"complete-task","command":"/taskie:complete-task","task":3,"reason":"why"}"#
         );
-        let v = to_json(None, &answer(Next::Stop, Some("T1".into()), "x".into()));
+        let r = answer(Next::Stop, Some("T1".into()), "x".into());
         assert_eq!(
-            (v["command"].clone(), v["task"].clone()),
-            (Value::Null, json!("T1"))
+            serde_json::to_string(&to_json(None, &r)).unwrap(),
+            r#"{"plan":null,"action":"stop","command":null,"task":"T1","reason":"x"}"#
         );
     }
 }

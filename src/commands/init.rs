@@ -3,6 +3,7 @@
 
 use crate::commands::{Invocation, Target};
 use crate::error::Error;
+use crate::model::phase::Phase;
 use crate::model::state::State;
 use std::io::Write;
 
@@ -11,8 +12,8 @@ pub fn initial(max_reviews: u64, tdd: bool) -> State {
     let mut s = State::default();
     s.max_reviews = max_reviews;
     s.tdd = tdd;
-    s.phase = "new-plan".into();
-    s.next_phase = Some("plan-review".into());
+    s.set_phase(Phase::NewPlan);
+    s.schedule(Some(Phase::PlanReview));
     s.current_task = None;
     crate::model::cycle::reset(&mut s);
     s

@@ -6,7 +6,7 @@ use crate::commands::Invocation;
 use crate::error::Error;
 use crate::model::cycle;
 use crate::model::facts::Facts;
-use crate::model::phase::Review;
+use crate::model::phase::{Phase, Review};
 use crate::model::plan_file;
 use crate::model::state::State;
 use std::io::Write;
@@ -50,19 +50,23 @@ impl Mark {
         Mark::Complete,
     ];
 
-    pub fn name(self) -> &'static str {
+    /// The phase the mark records.
+    pub fn phase(self) -> Phase {
         match self {
-            Mark::CreateTasks => "create-tasks",
-            Mark::CompleteTask { tdd: false } => "complete-task",
-            Mark::CompleteTask { tdd: true } => "complete-task-tdd",
-            Mark::NextTask { tdd: false } => "next-task",
-            Mark::NextTask { tdd: true } => "next-task-tdd",
-            Mark::ContinueTask => "continue-task",
-            Mark::Post(r) => r.post_name(),
-            Mark::Review(r) => r.name(),
-            Mark::AddTask => "add-task",
-            Mark::Complete => "complete",
+            Mark::CreateTasks => Phase::CreateTasks,
+            Mark::CompleteTask { tdd } => Phase::implement(tdd),
+            Mark::NextTask { tdd: false } => Phase::NextTask,
+            Mark::NextTask { tdd: true } => Phase::NextTaskTdd,
+            Mark::ContinueTask => Phase::ContinueTask,
+            Mark::Post(r) => r.post_phase(),
+            Mark::Review(r) => r.phase(),
+            Mark::AddTask => Phase::AddTask,
+            Mark::Complete => Phase::Complete,
         }
+    }
+
+    pub fn name(self) -> &'static str {
+        self.phase().name()
     }
 
     pub fn parse(name: &str) -> Option<Mark> {
@@ -117,32 +121,32 @@ pub fn transition(f: &Facts, s: &State, mark: Mark, task: Option<u64>) -> Result
     let mut next = s.clone();
     match mark {
         Mark::CreateTasks => {
-            next.phase = mark.name().into();
-            next.next_phase = Some(Review::Tasks.name().into());
+            next.set_phase(mark.phase());
+            next.schedule(Some(Phase::TasksReview));
             next.current_task = None;
             cycle::reset(&mut next);
         }
         Mark::CompleteTask { tdd } => {
-            next.phase = mark.name().into();
+            next.set_phase(mark.phase());
             next.current_task = task;
-            next.next_phase = Some(Review::Code.name().into());
+            next.schedule(Some(Phase::CodeReview));
             next.tdd = tdd;
             cycle::reset(&mut next);
         }
         Mark::NextTask { .. } => {
-            next.phase = mark.name().into();
+            next.set_phase(mark.phase());
             next.current_task = task;
-            next.next_phase = None;
+            next.schedule(None);
             next.phase_iteration = None;
         }
-        Mark::ContinueTask => next.phase = mark.name().into(),
+        Mark::ContinueTask => next.set_phase(mark.phase()),
         Mark::Post(r) => {
-            next.phase = r.post_name().into();
-            next.next_phase = Some(r.name().into());
+            next.set_phase(r.post_phase());
+            next.schedule(Some(r.phase()));
         }
         Mark::Review(r) => {
-            next.phase = r.name().into();
-            next.next_phase = None;
+            next.set_phase(r.phase());
+            next.schedule(None);
             next.phase_iteration = None;
         }
         Mark::AddTask => {
@@ -151,8 +155,8 @@ pub fn transition(f: &Facts, s: &State, mark: Mark, task: Option<u64>) -> Result
             }
         }
         Mark::Complete => {
-            next.phase = mark.name().into();
-            next.next_phase = None;
+            next.set_phase(mark.phase());
+            next.schedule(None);
         }
     }
     let changed = next != *s;
@@ -171,23 +175,30 @@ fn automated(s: &State) -> bool {
 
 /// Whether `mark` fits the state; `Err` says why not.
 fn fits(s: &State, mark: Mark) -> Result<(), String> {
-    let next = s.next_phase.as_deref();
+    // An unknown next_phase fits only the marks that do not look at it.
+    let next = s.next();
     let before_first_review = s.phase_iteration.unwrap_or(0) == 0;
-    let owed_post = next.and_then(Review::from_post_name);
+    let owed_post = s.scheduled().and_then(Phase::post_review_of);
+    let last = s.last();
     match mark {
         Mark::CreateTasks => match next {
-            None | Some("create-tasks") => Ok(()),
-            Some("tasks-review") if before_first_review => Ok(()),
+            None | Some(Ok(Phase::CreateTasks)) => Ok(()),
+            Some(Ok(Phase::TasksReview)) if before_first_review => Ok(()),
             _ => Err(waiting(s)),
         },
         Mark::CompleteTask { .. } => match next {
             None
-            | Some(
-                "complete-task" | "complete-task-tdd" | "next-task" | "next-task-tdd"
-                | "continue-task" | "add-task" | "complete",
-            ) => Ok(()),
+            | Some(Ok(
+                Phase::CompleteTask
+                | Phase::CompleteTaskTdd
+                | Phase::NextTask
+                | Phase::NextTaskTdd
+                | Phase::ContinueTask
+                | Phase::AddTask
+                | Phase::Complete,
+            )) => Ok(()),
             // Re-recording before the first review, or a task added after the last one.
-            Some("code-review" | "all-code-review") if before_first_review => Ok(()),
+            Some(Ok(Phase::CodeReview | Phase::AllCodeReview)) if before_first_review => Ok(()),
             _ => Err(waiting(s)),
         },
         Mark::NextTask { .. } | Mark::Review(_) if automated(s) => Err(format!(
@@ -203,7 +214,7 @@ fn fits(s: &State, mark: Mark) -> Result<(), String> {
             )),
             None => Ok(()),
         },
-        Mark::Post(r) if s.phase == r.name() && next == Some(r.post_name()) => {
+        Mark::Post(r) if last == Some(r.phase()) && next == Some(Ok(r.post_phase())) => {
             if s.phase_iteration.unwrap_or(0) == 0 {
                 Err("no review of this cycle has run yet (phase_iteration is 0 or null)".into())
             } else {
@@ -211,7 +222,7 @@ fn fits(s: &State, mark: Mark) -> Result<(), String> {
             }
         }
         // Recording the same post-review twice is harmless: nothing changes.
-        Mark::Post(r) if s.phase == r.post_name() && next == Some(r.name()) => Ok(()),
+        Mark::Post(r) if last == Some(r.post_phase()) && next == Some(Ok(r.phase())) => Ok(()),
         Mark::Post(r) => Err(format!(
             "{} records the post-review of a {r} the hook ran, and {}",
             r.post_name(),
@@ -219,7 +230,7 @@ fn fits(s: &State, mark: Mark) -> Result<(), String> {
         )),
         Mark::AddTask => Ok(()),
         Mark::Complete => match next {
-            None | Some("complete") => Ok(()),
+            None | Some(Ok(Phase::Complete)) => Ok(()),
             _ => Err(waiting(s)),
         },
     }
@@ -232,7 +243,7 @@ fn missing_file(f: &Facts, s: &State, mark: Mark, task: Option<u64>) -> Option<S
         Mark::CompleteTask { .. } | Mark::NextTask { .. } | Mark::AddTask => {
             format!("task-{}.md", task?)
         }
-        Mark::Post(r) if s.phase == r.name() => {
+        Mark::Post(r) if s.last() == Some(r.phase()) => {
             let task = s.current_task.filter(|_| r == Review::Code);
             match plan_file::post_file(r, s.phase_iteration?, task) {
                 Some(post) => post,
@@ -247,12 +258,12 @@ fn missing_file(f: &Facts, s: &State, mark: Mark, task: Option<u64>) -> Option<S
 /// What the state is waiting for, in words.
 fn waiting(s: &State) -> String {
     let k = s.phase_iteration.unwrap_or(0);
-    match s.next_phase.as_deref() {
+    match s.next() {
         None => "no phase is scheduled".into(),
-        Some(n) => {
-            if let Some(r) = Review::from_post_name(n) {
+        Some(Ok(n)) => {
+            if let Some(r) = n.post_review_of() {
                 format!("{r} #{k} is waiting for its post-review ({n})")
-            } else if let Some(r) = Review::from_name(n) {
+            } else if let Some(r) = n.review() {
                 format!(
                     "{r} #{} is due: stop so the hook runs it",
                     k.saturating_add(1)
@@ -261,6 +272,7 @@ fn waiting(s: &State) -> String {
                 format!("the plan is waiting for {n}")
             }
         }
+        Some(Err(n)) => format!("the plan is waiting for {n}"),
     }
 }
 
@@ -290,11 +302,12 @@ fn success(plan: &str, after: &State, mark: Mark, task: Option<u64>, changed: bo
     if !changed {
         return format!("{head}: state.json already said so; nothing changed.");
     }
-    let what = match (mark, after.next_phase.as_deref()) {
+    let what = match (mark, after.next()) {
         (Mark::AddTask, _) if after.current_task == task => {
             format!("current_task is now {}", task.unwrap_or_default())
         }
-        (_, Some(n)) => match Review::from_name(n) {
+        (_, Some(Err(n))) => format!("next is {n}"),
+        (_, Some(Ok(n))) => match n.review() {
             Some(r) => format!(
                 "next is {r} #{}. Stop now: the hook runs it when you end your turn",
                 after.phase_iteration.unwrap_or(0).saturating_add(1)

@@ -6,13 +6,14 @@ use crate::commands::Invocation;
 use crate::error::Error;
 use crate::model::cycle::{self, MAX_REVIEW_FAILURES};
 use crate::model::facts::Facts;
-use crate::model::phase::Review;
+use crate::model::phase::{Phase, Review};
 use crate::model::plan_file;
 use crate::model::plan_file::PlanFile;
 use crate::model::state::State;
 use crate::model::text::clip;
 use crate::paint::{Paint, WIDTH, wrap};
-use crate::store::{diagnostics, event_log};
+use crate::store::diagnostics::{self, Diagnostics};
+use crate::store::event_log;
 use serde::Serialize;
 use serde_json::Value;
 use std::io::Write;
@@ -32,14 +33,14 @@ pub struct Report {
     /// The reviews of the current (or just passed) cycle, oldest first.
     pub reviews: Vec<ReviewLine>,
     /// The hook's diagnostics (SPEC §10) while the plan is hard-stopped in their cycle.
-    pub hard_stop: Option<Value>,
+    pub hard_stop: Option<Diagnostics>,
     /// Structure errors (SPEC §7).
     pub errors: Vec<String>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Cycle {
-    pub review: &'static str,
+    pub review: Review,
     pub task: Option<u64>,
     /// Reviews already run in this cycle.
     pub iteration: u64,
@@ -102,18 +103,20 @@ pub fn cycle_of(s: &State) -> Option<(Review, u64)> {
     let k = s.phase_iteration.unwrap_or(0);
     match cycle::in_progress(s) {
         Some(r) => Some((r, k)),
-        None => Review::from_name(&s.phase)
+        None => s
+            .last()
+            .and_then(Phase::review)
             .filter(|_| k >= 1)
             .map(|r| (r, k)),
     }
 }
 
 fn status_of(f: &Facts, s: &State, r: Review, k: u64) -> CycleStatus {
-    let next = s.next_phase.as_deref();
+    let next = s.scheduled();
     let task = s.current_task.filter(|_| r == Review::Code);
     let post_written = plan_file::post_file(r, k, task).is_some_and(|p| f.has_file(&p));
-    let review_next = next == Some(r.name()) || (next == Some(r.post_name()) && post_written);
-    if next == Some(r.post_name()) && !post_written {
+    let review_next = next == Some(r.phase()) || (next == Some(r.post_phase()) && post_written);
+    if next == Some(r.post_phase()) && !post_written {
         CycleStatus::PostReviewOwed
     } else if !review_next {
         CycleStatus::Passed
@@ -127,15 +130,20 @@ fn status_of(f: &Facts, s: &State, r: Review, k: u64) -> CycleStatus {
 }
 
 /// Whether a diagnostics object is about this cycle at this iteration.
-fn diagnostics_match(diag: &Value, c: &Cycle) -> bool {
-    diag["review"] == c.review
-        && diag["iterations"] == c.iteration
-        && (c.review != Review::Code.name() || diag["task"] == serde_json::json!(c.task))
+fn diagnostics_match(diag: &Diagnostics, c: &Cycle) -> bool {
+    diag.review == c.review.name()
+        && diag.iterations == c.iteration
+        && (c.review != Review::Code || diag.task == c.task)
 }
 
 /// The report. `verdicts` are the cycle's (iteration, verdict) from the event log;
 /// `diag` is the diagnostics file's content, if there is one.
-pub fn build(f: &Facts, dir: &str, verdicts: &[(u64, String)], diag: Option<Value>) -> Report {
+pub fn build(
+    f: &Facts,
+    dir: &str,
+    verdicts: &[(u64, String)],
+    diag: Option<Diagnostics>,
+) -> Report {
     let (state, state_error) = match f.state {
         Ok(Some(s)) => (Some(s), None),
         Ok(None) => (None, None),
@@ -155,7 +163,7 @@ pub fn build(f: &Facts, dir: &str, verdicts: &[(u64, String)], diag: Option<Valu
     let cycle = state.and_then(|s| {
         let (r, k) = cycle_of(s)?;
         Some(Cycle {
-            review: r.name(),
+            review: r,
             task: s.current_task.filter(|_| r == Review::Code),
             iteration: k,
             max_reviews: s.max_reviews,
@@ -169,7 +177,7 @@ pub fn build(f: &Facts, dir: &str, verdicts: &[(u64, String)], diag: Option<Valu
     let reviews = cycle
         .as_ref()
         .map(|c| {
-            let r = Review::from_name(c.review).expect("a cycle is a review");
+            let r = c.review;
             // Only iterations that left a file or a verdict: counting up to
             // phase_iteration would take forever for a huge (but valid) value.
             let mut seen: Vec<u64> = f
@@ -376,32 +384,28 @@ fn tasks_lines(out: &mut String, p: &Paint, r: &Report) {
     }
 }
 
-fn hard_stop_lines(out: &mut String, p: &Paint, d: &Value) {
-    let s = |v: &Value| v.as_str().unwrap_or("").to_owned();
+fn hard_stop_lines(out: &mut String, p: &Paint, d: &Diagnostics) {
     line(
         out,
         p,
         "Stopped",
         &p.red(&format!(
             "{} after {}; see .taskie/logs/{}",
-            s(&d["stop_reason"]),
-            reviews(d["iterations"].as_u64().unwrap_or(0)),
-            diagnostics::file_name(&s(&d["plan"]))
+            d.stop_reason,
+            reviews(d.iterations),
+            diagnostics::file_name(&d.plan)
         )),
     );
-    if let Some(last) = d["last_review"].as_str() {
+    if let Some(last) = &d.last_review {
         line(out, p, "Last", last);
     }
-    for f in d["findings"].as_array().into_iter().flatten() {
-        out.push_str(&format!("  - {}\n", wrap(&s(f), 4, WIDTH)));
+    for f in &d.findings {
+        out.push_str(&format!("  - {}\n", wrap(f, 4, WIDTH)));
     }
     line(out, p, "Resolve", "one of:");
-    for a in d["suggested_actions"].as_array().into_iter().flatten() {
-        out.push_str(&format!("  {}\n", clip(&s(&a["command"]), WIDTH - 2)));
-        out.push_str(&format!(
-            "      {}\n",
-            wrap(&s(&a["description"]), 6, WIDTH)
-        ));
+    for a in &d.suggested_actions {
+        out.push_str(&format!("  {}\n", clip(&a.command, WIDTH - 2)));
+        out.push_str(&format!("      {}\n", wrap(&a.description, 6, WIDTH)));
     }
 }
 
@@ -422,7 +426,7 @@ pub fn run(
                 let history = event_log::history(&logs, &target.plan, r.name());
                 let diag = std::fs::read(logs.join(diagnostics::file_name(&target.plan)))
                     .ok()
-                    .and_then(|b| serde_json::from_slice(&b).ok());
+                    .and_then(|b| Diagnostics::parse(&b));
                 (event_log::cycle_verdicts(&history, k), diag)
             }
             None => (Vec::new(), None),
@@ -431,8 +435,8 @@ pub fn run(
     };
     let report = build(&facts, &target.rel_dir(), &verdicts, diag);
     if json {
-        let v = serde_json::to_value(&report).map_err(std::io::Error::other)?;
-        writeln!(out, "{v:#}")?;
+        let text = serde_json::to_string_pretty(&report).map_err(std::io::Error::other)?;
+        writeln!(out, "{text}")?;
     } else {
         write!(out, "{}", human(&report, &Paint::detect()))?;
     }
@@ -444,13 +448,12 @@ mod tests {
     use super::*;
     use crate::model::state::StateError;
     use crate::model::tasks::TaskRow;
-    use serde_json::json;
 
     fn report(
         files: &[&str],
         state: &str,
         verdicts: &[(u64, &str)],
-        diag: Option<Value>,
+        diag: Option<Diagnostics>,
     ) -> Report {
         let files: Vec<String> = files.iter().map(|f| f.to_string()).collect();
         let st: Result<Option<State>, StateError> =
@@ -495,7 +498,7 @@ mod tests {
         let c = r.cycle.as_ref().unwrap();
         assert_eq!(
             (c.review, c.task, c.iteration, c.status),
-            ("code-review", Some(2), 2, CycleStatus::PostReviewOwed)
+            (Review::Code, Some(2), 2, CycleStatus::PostReviewOwed)
         );
         assert_eq!(r.reviews.len(), 2);
         assert_eq!(
@@ -512,12 +515,15 @@ mod tests {
     #[test]
     fn a_hard_stop_shows_the_diagnostics_of_its_cycle_only() {
         let state = r#"{"phase":"post-plan-review","next_phase":"plan-review","phase_iteration":2,"max_reviews":2}"#;
-        let diag = json!({"plan":"p","review":"plan-review","task":null,"iterations":2,"stop_reason":"max_reviews_reached"});
+        let diag = Diagnostics::parse(
+            br#"{"plan":"p","review":"plan-review","task":null,"iterations":2,"stop_reason":"max_reviews_reached"}"#,
+        )
+        .unwrap();
         let r = report(&[], state, &[], Some(diag.clone()));
         assert_eq!(r.cycle.as_ref().unwrap().status, CycleStatus::HardStop);
         assert_eq!(r.hard_stop, Some(diag.clone()));
         let mut older = diag;
-        older["iterations"] = json!(1);
+        older.iterations = 1;
         assert_eq!(report(&[], state, &[], Some(older)).hard_stop, None);
         let raised = state.replace("\"max_reviews\":2", "\"max_reviews\":6");
         let r = report(&[], &raised, &[], None);
@@ -535,7 +541,7 @@ mod tests {
         let c = r.cycle.unwrap();
         assert_eq!(
             (c.review, c.status, c.iteration),
-            ("plan-review", CycleStatus::Passed, 3)
+            (Review::Plan, CycleStatus::Passed, 3)
         );
         let r = report(
             &[],

@@ -1,6 +1,7 @@
 //! What the hook prints (SPEC §4): nothing, an allow with a message, or a block.
 
-use serde::Serialize;
+use serde::{Serialize, Serializer};
+use std::sync::OnceLock;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Answer {
@@ -24,38 +25,44 @@ pub enum Channel {
 }
 
 impl Channel {
-    /// `TASKIE_BLOCK_STYLE`: `decision` chooses the classic block; anything else (or
-    /// nothing) the context channel. `warn` hears about a value it does not know.
-    pub fn from_env(warn: &mut dyn FnMut(String)) -> Channel {
-        match std::env::var("TASKIE_BLOCK_STYLE").as_deref() {
-            Err(_) | Ok("") | Ok("context") => Channel::Context,
-            Ok("decision") => Channel::Decision,
-            Ok(other) => {
-                warn(format!(
-                    "TASKIE_BLOCK_STYLE=\"{other}\" is not `context` or `decision`; using context"
-                ));
-                Channel::Context
-            }
+    /// `TASKIE_BLOCK_STYLE`: `decision` chooses the classic block; `context`, empty or
+    /// unset the context channel. `None` for any other value.
+    pub fn parse(value: Option<&str>) -> Option<Channel> {
+        match value {
+            None | Some("") | Some("context") => Some(Channel::Context),
+            Some("decision") => Some(Channel::Decision),
+            Some(_) => None,
         }
+    }
+
+    /// The channel of this process, read once; an unknown value is named on stderr and
+    /// the default is used.
+    pub fn current() -> Channel {
+        static CURRENT: OnceLock<Channel> = OnceLock::new();
+        *CURRENT.get_or_init(|| {
+            let value = std::env::var("TASKIE_BLOCK_STYLE").ok();
+            Channel::parse(value.as_deref()).unwrap_or_else(|| {
+                eprintln!(
+                    "taskie-hook: TASKIE_BLOCK_STYLE=\"{}\" is not `context` or `decision`; using context",
+                    value.unwrap_or_default()
+                );
+                Channel::Context
+            })
+        })
     }
 }
 
-/// The JSON objects Claude Code reads from a Stop hook's stdout.
+/// The one JSON object the hook prints, in the field order Claude Code documents.
 #[derive(Serialize)]
-#[serde(untagged)]
-enum Wire<'a> {
-    Message {
-        #[serde(rename = "systemMessage")]
-        system_message: &'a str,
-    },
-    Decision {
-        decision: &'static str,
-        reason: &'a str,
-    },
-    Context {
-        #[serde(rename = "hookSpecificOutput")]
-        hook_specific_output: Context<'a>,
-    },
+struct Printed<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    decision: Option<&'static str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    reason: Option<&'a str>,
+    #[serde(rename = "hookSpecificOutput", skip_serializing_if = "Option::is_none")]
+    hook_specific_output: Option<Context<'a>>,
+    #[serde(rename = "systemMessage", skip_serializing_if = "Option::is_none")]
+    system_message: Option<&'a str>,
 }
 
 #[derive(Serialize)]
@@ -93,58 +100,103 @@ impl Answer {
         }
     }
 
-    /// The stdout of the hook: empty for a silent allow, else one JSON object.
-    /// An allow never carries `decision` or `continue`.
-    pub fn to_stdout(&self, channel: Channel) -> String {
-        let wire = match (self, channel) {
-            (Answer::Allow(None), _) => return String::new(),
-            (Answer::Allow(Some(m)), _) => Wire::Message { system_message: m },
-            (Answer::Block { reason }, Channel::Decision) => Wire::Decision {
-                decision: "block",
-                reason,
-            },
-            (Answer::Block { reason }, Channel::Context) => Wire::Context {
-                hook_specific_output: Context {
+    /// The object printed, `None` for a silent allow. An allow never carries
+    /// `decision` or `continue`.
+    fn printed(&self, channel: Channel) -> Option<Printed<'_>> {
+        let none = Printed {
+            decision: None,
+            reason: None,
+            hook_specific_output: None,
+            system_message: None,
+        };
+        match (self, channel) {
+            (Answer::Allow(None), _) => None,
+            (Answer::Allow(Some(m)), _) => Some(Printed {
+                system_message: Some(m),
+                ..none
+            }),
+            (Answer::Block { reason }, Channel::Decision) => Some(Printed {
+                decision: Some("block"),
+                reason: Some(reason),
+                ..none
+            }),
+            (Answer::Block { reason }, Channel::Context) => Some(Printed {
+                hook_specific_output: Some(Context {
                     hook_event_name: "Stop",
                     additional_context: reason,
-                },
-            },
-        };
-        serde_json::to_string(&wire).expect("plain strings serialize")
+                }),
+                ..none
+            }),
+        }
+    }
+
+    /// The stdout of the hook on `channel`: empty for a silent allow, else one object.
+    pub fn to_stdout_on(&self, channel: Channel) -> String {
+        match self.printed(channel) {
+            None => String::new(),
+            Some(p) => serde_json::to_string(&p).expect("strings always serialize"),
+        }
+    }
+
+    /// The stdout of the hook on this process's channel.
+    pub fn to_stdout(&self) -> String {
+        self.to_stdout_on(Channel::current())
+    }
+}
+
+/// As what the hook prints: the object, or `null` for a silent allow (the dry run's
+/// report embeds answers this way).
+impl Serialize for Answer {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.printed(Channel::current()).serialize(s)
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::{Value, json};
-
-    fn parsed(a: &Answer, c: Channel) -> Value {
-        serde_json::from_str(&a.to_stdout(c)).unwrap()
-    }
 
     #[test]
     fn silent_allow_prints_nothing_and_allows_never_carry_a_decision() {
-        assert_eq!(Answer::Allow(None).to_stdout(Channel::Context), "");
-        let a = Answer::allow("hi \"there\"");
+        assert_eq!(Answer::Allow(None).to_stdout_on(Channel::Context), "");
         for c in [Channel::Context, Channel::Decision] {
-            assert_eq!(parsed(&a, c), json!({"systemMessage": "hi \"there\""}));
+            assert_eq!(
+                Answer::allow("hi \"there\"").to_stdout_on(c),
+                r#"{"systemMessage":"hi \"there\""}"#
+            );
         }
     }
 
     #[test]
     fn a_block_continues_through_additional_context_by_default() {
         assert_eq!(
-            parsed(&Answer::block("do it"), Channel::default()),
-            json!({"hookSpecificOutput": {"hookEventName": "Stop", "additionalContext": "do it"}})
+            Answer::block("do it").to_stdout_on(Channel::default()),
+            r#"{"hookSpecificOutput":{"hookEventName":"Stop","additionalContext":"do it"}}"#
         );
     }
 
     #[test]
     fn the_decision_channel_prints_decision_and_reason() {
         assert_eq!(
-            parsed(&Answer::block("do it"), Channel::Decision),
-            json!({"decision": "block", "reason": "do it"})
+            Answer::block("do it").to_stdout_on(Channel::Decision),
+            r#"{"decision":"block","reason":"do it"}"#
+        );
+    }
+
+    #[test]
+    fn the_block_style_is_read_from_its_variable() {
+        assert_eq!(Channel::parse(None), Some(Channel::Context));
+        assert_eq!(Channel::parse(Some("context")), Some(Channel::Context));
+        assert_eq!(Channel::parse(Some("decision")), Some(Channel::Decision));
+        assert_eq!(Channel::parse(Some("loud")), None);
+    }
+
+    #[test]
+    fn an_embedded_answer_is_its_printed_object_or_null() {
+        assert_eq!(serde_json::to_string(&Answer::Allow(None)).unwrap(), "null");
+        assert_eq!(
+            serde_json::to_string(&Answer::allow("m")).unwrap(),
+            r#"{"systemMessage":"m"}"#
         );
     }
 }

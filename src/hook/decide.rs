@@ -7,7 +7,7 @@ use crate::hook::answer::Answer;
 use crate::hook::message;
 use crate::model::cycle::{self, Due, HardStop, Reviewed};
 use crate::model::facts::Facts;
-use crate::model::phase::{self, Review};
+use crate::model::phase::{self, Phase, Review};
 use crate::model::plan_file::{PlanFile, post_file, review_file};
 use crate::model::state::{State, StateError};
 use crate::model::verdict::Verdict;
@@ -62,8 +62,8 @@ pub fn decide(f: &Facts) -> Step {
     };
     // Step 10: post-review detection.
     let mut base = state.clone();
-    if let Some(r) = Review::from_name(&state.phase)
-        && state.next_phase.as_deref() == Some(r.post_name())
+    if let Some(r) = state.last().and_then(Phase::review)
+        && state.scheduled() == Some(r.post_phase())
         && let Some(n) = state.phase_iteration.filter(|n| *n >= 1)
     {
         let Some(post) = post_file(r, n, state.current_task) else {
@@ -77,15 +77,13 @@ pub fn decide(f: &Facts) -> Step {
             rec.iteration = Some(n);
             return done(answer, None, rec);
         }
-        base.phase = r.post_name().into();
-        base.next_phase = Some(r.name().into());
+        base.set_phase(r.post_phase());
+        base.schedule(Some(r.phase()));
     }
     // Step 11.
-    let Some(r) = base.next_phase.as_deref().and_then(Review::from_name) else {
-        let answer = match base.next_phase.as_deref() {
-            Some(unknown) if !phase::is_known(unknown) => {
-                Answer::allow(message::unknown_next_phase(f.plan, unknown))
-            }
+    let Some(r) = base.scheduled().and_then(Phase::review) else {
+        let answer = match base.next() {
+            Some(Err(unknown)) => Answer::allow(message::unknown_next_phase(f.plan, unknown)),
             _ => Answer::Allow(None),
         };
         return done(
@@ -101,11 +99,11 @@ pub fn decide(f: &Facts) -> Step {
         cycle::apply_advance(&mut next, r, f.tasks, 0);
         next.consecutive_clean = 0;
         next.review_failures = 0;
-        let target = next.next_phase.clone().unwrap_or_default();
+        let target = cycle::advance_target(r, &base, f.tasks);
         let mut rec = record(f, Path::ReviewsDisabled, Some(state), Some(&next));
         rec.review = Some(r.name());
         return done(
-            Answer::allow(message::reviews_disabled(&target)),
+            Answer::allow(message::reviews_disabled(target)),
             Some(next),
             rec,
         );
@@ -192,20 +190,20 @@ pub fn conclude(f: &Facts, due: &Due, reviewed: &Reviewed) -> Outcome {
     let streak = next.consecutive_clean;
 
     if streak >= next.clean_reviews_required {
+        let target = cycle::advance_target(r, &next, f.tasks);
         cycle::apply_advance(&mut next, r, f.tasks, due.iteration);
-        let target = next.next_phase.clone().unwrap_or_default();
         rec.path = Path::Advanced;
         rec.after(&next);
-        let answer = if next.auto_continue && target != "complete" {
-            Answer::block(message::auto_continue(r, streak, &target))
+        let answer = if next.auto_continue && target != Phase::Complete {
+            Answer::block(message::auto_continue(r, streak, target))
         } else {
-            Answer::allow(message::passed(r, streak, &target))
+            Answer::allow(message::passed(r, streak, target))
         };
         return finish(answer, Some(next), rec);
     }
 
-    next.phase = r.name().into();
-    next.next_phase = Some(r.post_name().into());
+    next.set_phase(r.phase());
+    next.schedule(Some(r.post_phase()));
     next.phase_iteration = Some(due.iteration);
     rec.path = Path::ReviewBlocked;
     rec.after(&next);

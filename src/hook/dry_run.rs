@@ -2,7 +2,7 @@
 //! It never runs the reviewer and never writes anything: no state, logs, locks or
 //! directories.
 
-use crate::hook::answer::{Answer, Channel};
+use crate::hook::answer::Answer;
 use crate::hook::decide::{self, Step};
 use crate::hook::{self, Located, Options};
 use crate::model::cycle::Reviewed;
@@ -10,12 +10,115 @@ use crate::model::state::State;
 use crate::model::verdict::{Reading, Verdict};
 use crate::reviewer;
 use crate::store::snapshot::Gathered;
-use serde_json::{Map, Value, json};
+use serde::Serialize;
+use serde_json::Value;
 use std::io::{IsTerminal, Read};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+
+/// The report. Which fields are present says how far the hook got; `--json` prints it
+/// as it is, in this field order.
+#[derive(Debug, Serialize)]
+pub struct Report {
+    /// The event as given: JSON when it parses, else its text.
+    pub event: Value,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub project: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub plan: Option<PlanChoice>,
+    /// Structure errors; present once the plan was read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub validation: Option<Vec<String>>,
+    /// Present once the plan was read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub state: Option<StateRead>,
+    /// The branch of SPEC §5 the hook would take.
+    pub branch: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    /// The hook's answer (`null`: a silent allow); absent when a review is due.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub answer: Option<Answer>,
+    /// The state the hook would write (`null`: none); only for a decision without review.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub new_state: Option<Option<State>>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub review: Option<ReviewPlan>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub if_pass: Option<IfVerdict>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub if_fail: Option<IfVerdict>,
+}
+
+#[derive(Debug, Serialize)]
+pub struct PlanChoice {
+    pub id: String,
+    pub why: String,
+}
+
+/// state.json as read: `null` when missing, the object, or `{"error": …}`.
+#[derive(Debug, Serialize)]
+#[serde(untagged)]
+pub enum StateRead {
+    Read(State),
+    Error { error: String },
+    Missing,
+}
+
+/// The review that is due and how the reviewer would be run.
+#[derive(Debug, Serialize)]
+pub struct ReviewPlan {
+    pub review: &'static str,
+    pub iteration: u64,
+    pub model: String,
+    pub task: Option<u64>,
+    pub review_file: String,
+    pub post_review_file: String,
+    pub command: Vec<String>,
+    pub timeout_secs: f64,
+}
+
+/// What the hook would do after a PASS or a FAIL.
+#[derive(Debug, Serialize)]
+pub struct IfVerdict {
+    pub branch: &'static str,
+    pub new_state: Option<State>,
+    pub answer: Answer,
+}
+
+/// The event a dry run assumes when stdin gives none.
+#[derive(Serialize)]
+struct DefaultEvent<'a> {
+    cwd: &'a Path,
+    stop_hook_active: bool,
+}
+
+impl Report {
+    fn new(event: Value) -> Report {
+        Report {
+            event,
+            project: None,
+            plan: None,
+            validation: None,
+            state: None,
+            branch: String::new(),
+            error: None,
+            answer: None,
+            new_state: None,
+            review: None,
+            if_pass: None,
+            if_fail: None,
+        }
+    }
+
+    fn ended(mut self, branch: &str, answer: Answer) -> Report {
+        self.branch = branch.into();
+        self.answer = Some(answer);
+        self
+    }
+}
 
 /// Builds the report for the event on stdin (or a default one for `cwd`).
-pub fn report(opts: &Options, cwd: Option<PathBuf>) -> Value {
+pub fn report(opts: &Options, cwd: Option<PathBuf>) -> Report {
     let mut input = Vec::new();
     let stdin = std::io::stdin();
     if !stdin.is_terminal() {
@@ -24,19 +127,17 @@ pub fn report(opts: &Options, cwd: Option<PathBuf>) -> Value {
     if input.iter().all(u8::is_ascii_whitespace) {
         let dir = cwd.unwrap_or_else(|| PathBuf::from("."));
         let dir = std::path::absolute(&dir).unwrap_or(dir);
-        input = json!({ "cwd": dir, "stop_hook_active": false })
-            .to_string()
-            .into_bytes();
+        input = serde_json::to_vec(&DefaultEvent {
+            cwd: &dir,
+            stop_hook_active: false,
+        })
+        .unwrap_or_default();
     }
-    let mut r = Map::new();
-    r.insert(
-        "event".into(),
+    let r = Report::new(
         serde_json::from_slice(&input).unwrap_or_else(|_| String::from_utf8_lossy(&input).into()),
     );
     if crate::hook::input::skip_requested() {
-        r.insert("branch".into(), "recursion-guard".into());
-        r.insert("answer".into(), answer(&Answer::Allow(None)));
-        return Value::Object(r);
+        return r.ended("recursion-guard", Answer::Allow(None));
     }
     let Located {
         event,
@@ -44,17 +145,16 @@ pub fn report(opts: &Options, cwd: Option<PathBuf>) -> Value {
         selected,
     } = match hook::locate(opts, &input) {
         Ok(l) => l,
-        Err((a, branch)) => {
-            r.insert("branch".into(), branch.into());
-            r.insert("answer".into(), answer(&a));
-            return Value::Object(r);
-        }
+        Err((a, branch)) => return r.ended(branch, a),
     };
-    r.insert("project".into(), project.root.display().to_string().into());
-    r.insert(
-        "plan".into(),
-        json!({ "id": selected.id, "why": selected.why }),
-    );
+    let mut r = Report {
+        project: Some(project.root.display().to_string()),
+        plan: Some(PlanChoice {
+            id: selected.id.clone(),
+            why: selected.why.clone(),
+        }),
+        ..r
+    };
     let g = match Gathered::read(
         &project.plan_dir(&selected.id),
         &selected.id,
@@ -62,34 +162,28 @@ pub fn report(opts: &Options, cwd: Option<PathBuf>) -> Value {
     ) {
         Ok(g) => g,
         Err(e) => {
-            r.insert("branch".into(), "internal-error".into());
-            r.insert("error".into(), e.to_string().into());
-            return Value::Object(r);
+            r.branch = "internal-error".into();
+            r.error = Some(e.to_string());
+            return r;
         }
     };
-    r.insert("validation".into(), json!(g.errors));
-    r.insert(
-        "state".into(),
-        match &g.state {
-            Ok(Some(s)) => serde_json::from_str(&s.to_json()).unwrap_or(Value::Null),
-            Ok(None) => Value::Null,
-            Err(e) => json!({ "error": e.to_string() }),
+    r.validation = Some(g.errors.clone());
+    r.state = Some(match &g.state {
+        Ok(Some(s)) => StateRead::Read(s.clone()),
+        Ok(None) => StateRead::Missing,
+        Err(e) => StateRead::Error {
+            error: e.to_string(),
         },
-    );
+    });
     let facts = g.facts();
     match decide::decide(&facts) {
         Step::Done(o) => {
-            r.insert("branch".into(), o.record.path.as_str().into());
-            r.insert("answer".into(), answer(&o.answer));
-            r.insert(
-                "new_state".into(),
-                o.write.as_ref().map(state_json).unwrap_or(Value::Null),
-            );
+            r.new_state = Some(o.write);
+            r.ended(o.record.path.as_str(), o.answer)
         }
         Step::HardStop(stop, record) => {
             let o = hook::hard_stop(&project, &facts, stop, record, false);
-            r.insert("branch".into(), o.record.path.as_str().into());
-            r.insert("answer".into(), answer(&o.answer));
+            r.ended(o.record.path.as_str(), o.answer)
         }
         Step::Review(due) => {
             let config = reviewer::Config::from_env(&mut |w| eprintln!("taskie-hook: {w}"));
@@ -100,21 +194,18 @@ pub fn report(opts: &Options, cwd: Option<PathBuf>) -> Value {
                     .iter()
                     .map(|a| a.to_string_lossy().into_owned()),
             );
-            r.insert("branch".into(), "review-due".into());
-            r.insert(
-                "review".into(),
-                json!({
-                    "review": due.review.name(),
-                    "iteration": due.iteration,
-                    "model": due.model,
-                    "task": due.task,
-                    "review_file": facts.rel(&due.review_file),
-                    "post_review_file": facts.rel(&due.post_file),
-                    "command": argv,
-                    "timeout_secs": config.timeout.as_secs_f64(),
-                }),
-            );
-            for (key, verdict) in [("if_pass", Verdict::Pass), ("if_fail", Verdict::Fail)] {
+            r.branch = "review-due".into();
+            r.review = Some(ReviewPlan {
+                review: due.review.name(),
+                iteration: due.iteration,
+                model: due.model.clone(),
+                task: due.task,
+                review_file: facts.rel(&due.review_file),
+                post_review_file: facts.rel(&due.post_file),
+                command: argv,
+                timeout_secs: config.timeout.as_secs_f64(),
+            });
+            let [pass, fail] = [Verdict::Pass, Verdict::Fail].map(|verdict| {
                 let reviewed = Reviewed::Verdict {
                     reading: Reading {
                         verdict,
@@ -124,28 +215,17 @@ pub fn report(opts: &Options, cwd: Option<PathBuf>) -> Value {
                     findings: vec![],
                 };
                 let o = decide::conclude(&facts, &due, &reviewed);
-                r.insert(
-                    key.into(),
-                    json!({
-                        "branch": o.record.path.as_str(),
-                        "new_state": o.write.as_ref().map(state_json),
-                        "answer": answer(&o.answer),
-                    }),
-                );
-            }
+                IfVerdict {
+                    branch: o.record.path.as_str(),
+                    new_state: o.write,
+                    answer: o.answer,
+                }
+            });
+            r.if_pass = Some(pass);
+            r.if_fail = Some(fail);
+            r
         }
     }
-    Value::Object(r)
-}
-
-fn state_json(s: &State) -> Value {
-    serde_json::from_str(&s.to_json()).unwrap_or(Value::Null)
-}
-
-/// The hook's stdout for an answer, as JSON (`null` for a silent allow).
-fn answer(a: &Answer) -> Value {
-    let channel = Channel::from_env(&mut |w| eprintln!("taskie-hook: {w}"));
-    serde_json::from_str(&a.to_stdout(channel)).unwrap_or(Value::Null)
 }
 
 fn shorten(prompt: &str) -> String {
@@ -158,20 +238,16 @@ fn shorten(prompt: &str) -> String {
 }
 
 /// The report for a person.
-pub fn human(r: &Value) -> String {
+pub fn human(r: &Report) -> String {
     let mut out = String::from("taskie-hook --dry-run: nothing was run or written.\n");
     let line = |out: &mut String, k: &str, v: String| out.push_str(&format!("{k:<12} {v}\n"));
-    if let Some(p) = r["project"].as_str() {
-        line(&mut out, "project:", p.into());
+    if let Some(p) = &r.project {
+        line(&mut out, "project:", p.clone());
     }
-    if let Some(id) = r["plan"]["id"].as_str() {
-        line(
-            &mut out,
-            "plan:",
-            format!("{id} ({})", r["plan"]["why"].as_str().unwrap_or("")),
-        );
+    if let Some(plan) = &r.plan {
+        line(&mut out, "plan:", format!("{} ({})", plan.id, plan.why));
     }
-    if let Some(errors) = r["validation"].as_array() {
+    if let Some(errors) = &r.validation {
         if errors.is_empty() {
             line(&mut out, "validation:", "ok".into());
         } else {
@@ -181,79 +257,62 @@ pub fn human(r: &Value) -> String {
                 format!("{} error(s)", errors.len()),
             );
             for e in errors {
-                out.push_str(&format!("             - {}\n", e.as_str().unwrap_or("")));
+                out.push_str(&format!("             - {e}\n"));
             }
         }
     }
-    match &r["state"] {
-        Value::Null if r.get("validation").is_some() => {
-            line(&mut out, "state:", "no state.json".into())
+    match &r.state {
+        Some(StateRead::Missing) => line(&mut out, "state:", "no state.json".into()),
+        // Quoted, as JSON shows a string.
+        Some(StateRead::Error { error }) => {
+            line(&mut out, "state:", Value::from(error.as_str()).to_string())
         }
-        Value::Object(o) if o.contains_key("error") => {
-            line(&mut out, "state:", o["error"].to_string())
-        }
-        Value::Object(_) => line(&mut out, "state:", summary(&r["state"])),
-        _ => {}
+        Some(StateRead::Read(s)) => line(&mut out, "state:", summary(Some(s))),
+        None => {}
     }
-    line(
-        &mut out,
-        "branch:",
-        r["branch"].as_str().unwrap_or("").into(),
-    );
-    if let Some(review) = r.get("review") {
+    line(&mut out, "branch:", r.branch.clone());
+    if let Some(review) = &r.review {
         line(
             &mut out,
             "review:",
             format!(
                 "{} #{} with model {}",
-                review["review"].as_str().unwrap_or(""),
-                review["iteration"],
-                review["model"].as_str().unwrap_or("")
+                review.review, review.iteration, review.model
             ),
         );
-        let cmd: Vec<&str> = review["command"]
-            .as_array()
-            .into_iter()
-            .flatten()
-            .filter_map(Value::as_str)
-            .collect();
-        line(&mut out, "command:", cmd.join(" "));
-        line(
-            &mut out,
-            "review file:",
-            review["review_file"].as_str().unwrap_or("").into(),
-        );
-        for (k, label) in [("if_pass", "if PASS:"), ("if_fail", "if FAIL:")] {
+        line(&mut out, "command:", review.command.join(" "));
+        line(&mut out, "review file:", review.review_file.clone());
+        for (v, label) in [(&r.if_pass, "if PASS:"), (&r.if_fail, "if FAIL:")] {
+            let Some(v) = v else { continue };
             line(
                 &mut out,
                 label,
-                format!(
-                    "{} → {}",
-                    r[k]["branch"].as_str().unwrap_or(""),
-                    summary(&r[k]["new_state"])
-                ),
+                format!("{} → {}", v.branch, summary(v.new_state.as_ref())),
             );
-            out.push_str(&format!("             answer: {}\n", r[k]["answer"]));
+            out.push_str(&format!("             answer: {}\n", shown(&v.answer)));
         }
     } else {
-        if let Some(s) = r.get("new_state").filter(|s| !s.is_null()) {
-            line(&mut out, "new state:", summary(s));
+        if let Some(Some(s)) = &r.new_state {
+            line(&mut out, "new state:", summary(Some(s)));
         }
-        let a = &r["answer"];
-        line(
-            &mut out,
-            "answer:",
-            if a.is_null() {
-                "allow silently (empty stdout)".into()
-            } else {
-                a.to_string()
-            },
-        );
+        let text = match &r.answer {
+            Some(Answer::Allow(None)) | None => "allow silently (empty stdout)".into(),
+            Some(a) => a.to_stdout(),
+        };
+        line(&mut out, "answer:", text);
     }
     out
 }
 
-fn summary(state: &Value) -> String {
+/// The answer as printed, `null` for a silent allow.
+fn shown(a: &Answer) -> String {
+    match a.to_stdout() {
+        s if s.is_empty() => "null".into(),
+        s => s,
+    }
+}
+
+fn summary(state: Option<&State>) -> String {
     [
         "phase",
         "next_phase",
@@ -263,7 +322,10 @@ fn summary(state: &Value) -> String {
         "max_reviews",
     ]
     .iter()
-    .map(|k| format!("{k}={}", state[*k]))
+    .map(|k| {
+        let v = state.map_or(Value::Null, |s| s.value_of(k));
+        format!("{k}={v}")
+    })
     .collect::<Vec<_>>()
     .join(" ")
 }

@@ -3,7 +3,7 @@
 
 use crate::model::cycle::{Due, MAX_REVIEW_FAILURES};
 use crate::model::facts::Facts;
-use crate::model::phase::{self, Review};
+use crate::model::phase::{self, Phase, Review};
 use crate::model::state::StateError;
 use crate::model::text::clip;
 use crate::model::verdict::{Reading, Verdict};
@@ -47,7 +47,7 @@ pub fn unknown_next_phase(plan: &str, name: &str) -> String {
     )
 }
 
-pub fn reviews_disabled(target: &str) -> String {
+pub fn reviews_disabled(target: Phase) -> String {
     format!(
         "Reviews are disabled (max_reviews=0): advanced to {target}. Run /taskie:continue-plan."
     )
@@ -80,13 +80,13 @@ pub fn reviewer_failed(plan: &str, due: &Due, reason: &str, log: &str, failures:
     }
 }
 
-pub fn passed(r: Review, streak: u64, target: &str) -> String {
+pub fn passed(r: Review, streak: u64, target: Phase) -> String {
     format!(
         "{r} passed ({streak} clean reviews in a row). Next: {target}. Run /taskie:continue-plan."
     )
 }
 
-pub fn auto_continue(r: Review, streak: u64, target: &str) -> String {
+pub fn auto_continue(r: Review, streak: u64, target: Phase) -> String {
     format!(
         "{r} passed ({streak} clean reviews in a row). Next: {target}. auto_continue is on: run `taskie continue-plan` \
          now and do what it says."
@@ -116,10 +116,15 @@ pub fn address_review(
         Some(t) => format!("task {t} of plan '{}'", f.plan),
         None => format!("plan '{}'", f.plan),
     };
-    let quoted = quote_findings(findings);
+    // The findings, when quoted, stand on lines of their own between the verdict and
+    // the instruction.
+    let quoted = match quote_findings(findings) {
+        q if q.is_empty() => " ".to_string(),
+        q => q,
+    };
     fit_reason(format!(
         "An independent reviewer (a fresh {} session with none of your context) ran {r} #{n} on {what} and wrote {review}. \
-         {verdict}{quoted} Now perform /taskie:{post_action}: read {review}, address every finding (fix it, or explain why not), \
+         {verdict}{quoted}Now perform /taskie:{post_action}: read {review}, address every finding (fix it, or explain why not), \
          and write what you did to {post}. Do not edit state.json by hand: the hook detects {post_file} by itself. \
          When that file is written and committed, stop, so review #{next} runs.",
         due.model,

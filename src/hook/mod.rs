@@ -3,7 +3,7 @@
 //! state.json, prints the answer, logs the event — in that order.
 
 use crate::clock::Utc;
-use crate::hook::answer::{Answer, Channel};
+use crate::hook::answer::Answer;
 use crate::hook::input::Event;
 use crate::model::cycle::{Due, HardStop};
 use crate::model::facts::Facts;
@@ -92,8 +92,7 @@ impl Finished {
 
     /// Prints the answer, then logs the event (SPEC §5 step 18).
     pub fn emit(self, started: Instant) {
-        let channel = Channel::from_env(&mut |w| eprintln!("taskie-hook: {w}"));
-        let out = self.answer.to_stdout(channel);
+        let out = self.answer.to_stdout();
         if !out.is_empty() {
             let mut stdout = std::io::stdout().lock();
             let _ = writeln!(stdout, "{out}");
@@ -337,7 +336,7 @@ pub fn hard_stop(
     );
     if write {
         let path = logs.join(diagnostics::file_name(f.plan));
-        let text = serde_json::to_string_pretty(&diag).unwrap_or_default() + "\n";
+        let text = diag.to_json();
         if let Err(e) =
             fs_err::create_dir_all(&logs).and_then(|_| atomic::write(&path, text.as_bytes()))
         {

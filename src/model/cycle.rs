@@ -2,7 +2,7 @@
 //! new cycle starts from, and when a cycle is hard-stopped. Each rule is written here
 //! once; the hook, `continue-plan`, `status`, `mark` and `advance` call it.
 
-use crate::model::phase::Review;
+use crate::model::phase::{Phase, Review};
 use crate::model::state::State;
 use crate::model::tasks::TaskRow;
 use crate::model::verdict::Reading;
@@ -12,8 +12,8 @@ pub const MAX_REVIEW_FAILURES: u64 = 3;
 
 /// The review cycle in progress: `next_phase` is a review or its post-review.
 pub fn in_progress(s: &State) -> Option<Review> {
-    let next = s.next_phase.as_deref()?;
-    Review::from_name(next).or_else(|| Review::from_post_name(next))
+    let next = s.scheduled()?;
+    next.review().or_else(|| next.post_review_of())
 }
 
 /// Why review N = `phase_iteration + 1` may not run (SPEC §5 step 14), if it may not.
@@ -103,14 +103,10 @@ pub enum Reviewed {
 }
 
 /// Where a passed review `r` leads (SPEC §6).
-pub fn advance_target(r: Review, state: &State, tasks: &[TaskRow]) -> &'static str {
-    let implement = if state.tdd {
-        "complete-task-tdd"
-    } else {
-        "complete-task"
-    };
+pub fn advance_target(r: Review, state: &State, tasks: &[TaskRow]) -> Phase {
+    let implement = Phase::implement(state.tdd);
     match r {
-        Review::Plan => "create-tasks",
+        Review::Plan => Phase::CreateTasks,
         Review::Tasks => implement,
         Review::Code => {
             let current = state.current_task.map(|t| t.to_string());
@@ -120,20 +116,20 @@ pub fn advance_target(r: Review, state: &State, tasks: &[TaskRow]) -> &'static s
             if other_unfinished {
                 implement
             } else {
-                "all-code-review"
+                Phase::AllCodeReview
             }
         }
-        Review::AllCode => "complete",
+        Review::AllCode => Phase::Complete,
     }
 }
 
 /// Applies the advance of SPEC §6 to `state` as if cycle `r` passed at `iteration`.
 pub fn apply_advance(state: &mut State, r: Review, tasks: &[TaskRow], iteration: u64) {
     let target = advance_target(r, state, tasks);
-    state.phase = r.name().into();
-    state.next_phase = Some(target.into());
+    state.set_phase(r.phase());
+    state.schedule(Some(target));
     state.phase_iteration = Some(iteration);
-    if target == "all-code-review" {
+    if target == Phase::AllCodeReview {
         // The whole-implementation review is a new cycle (SPEC §6).
         reset(state);
     }
@@ -162,16 +158,25 @@ mod tests {
         };
         let mut s = State::default();
         s.current_task = Some(2);
-        assert_eq!(advance_target(Review::Plan, &s, &[]), "create-tasks");
-        assert_eq!(advance_target(Review::Tasks, &s, &[]), "complete-task");
-        assert_eq!(advance_target(Review::AllCode, &s, &[]), "complete");
+        assert_eq!(advance_target(Review::Plan, &s, &[]), Phase::CreateTasks);
+        assert_eq!(advance_target(Review::Tasks, &s, &[]), Phase::CompleteTask);
+        assert_eq!(advance_target(Review::AllCode, &s, &[]), Phase::Complete);
         let open = tasks(&[("1", "done"), ("2", "pending"), ("3", "blocked")]);
-        assert_eq!(advance_target(Review::Code, &s, &open), "complete-task");
+        assert_eq!(advance_target(Review::Code, &s, &open), Phase::CompleteTask);
         let last = tasks(&[("1", "done"), ("2", "in progress"), ("3", "postponed")]);
-        assert_eq!(advance_target(Review::Code, &s, &last), "all-code-review");
+        assert_eq!(
+            advance_target(Review::Code, &s, &last),
+            Phase::AllCodeReview
+        );
         s.tdd = true;
-        assert_eq!(advance_target(Review::Tasks, &s, &[]), "complete-task-tdd");
-        assert_eq!(advance_target(Review::Code, &s, &open), "complete-task-tdd");
+        assert_eq!(
+            advance_target(Review::Tasks, &s, &[]),
+            Phase::CompleteTaskTdd
+        );
+        assert_eq!(
+            advance_target(Review::Code, &s, &open),
+            Phase::CompleteTaskTdd
+        );
     }
 
     #[test]

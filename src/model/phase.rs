@@ -1,5 +1,6 @@
 //! Phase names (SPEC §3) and the four review cycles.
 
+use serde::{Serialize, Serializer};
 use std::fmt;
 
 /// Every name `next_phase` may hold.
@@ -24,7 +25,100 @@ pub const PHASES: [&str; 17] = [
 ];
 
 pub fn is_known(name: &str) -> bool {
-    PHASES.contains(&name)
+    Phase::parse(name).is_some()
+}
+
+/// One of the 17 phase names of SPEC §3, in the order of [`PHASES`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Phase {
+    NewPlan,
+    PlanReview,
+    PostPlanReview,
+    CreateTasks,
+    TasksReview,
+    PostTasksReview,
+    NextTask,
+    NextTaskTdd,
+    CompleteTask,
+    CompleteTaskTdd,
+    ContinueTask,
+    CodeReview,
+    PostCodeReview,
+    AllCodeReview,
+    PostAllCodeReview,
+    AddTask,
+    Complete,
+}
+
+impl Phase {
+    /// Every phase, in the order of [`PHASES`] (a unit test keeps the two aligned).
+    pub const ALL: [Phase; 17] = [
+        Phase::NewPlan,
+        Phase::PlanReview,
+        Phase::PostPlanReview,
+        Phase::CreateTasks,
+        Phase::TasksReview,
+        Phase::PostTasksReview,
+        Phase::NextTask,
+        Phase::NextTaskTdd,
+        Phase::CompleteTask,
+        Phase::CompleteTaskTdd,
+        Phase::ContinueTask,
+        Phase::CodeReview,
+        Phase::PostCodeReview,
+        Phase::AllCodeReview,
+        Phase::PostAllCodeReview,
+        Phase::AddTask,
+        Phase::Complete,
+    ];
+
+    pub fn name(self) -> &'static str {
+        PHASES[self as usize]
+    }
+
+    pub fn parse(name: &str) -> Option<Phase> {
+        PHASES
+            .iter()
+            .position(|p| *p == name)
+            .map(|i| Phase::ALL[i])
+    }
+
+    /// The review this phase is, if it is one of the four review phases.
+    pub fn review(self) -> Option<Review> {
+        Review::ALL.into_iter().find(|r| r.phase() == self)
+    }
+
+    /// The review R when this phase is its post-review `post-R`.
+    pub fn post_review_of(self) -> Option<Review> {
+        Review::ALL.into_iter().find(|r| r.post_phase() == self)
+    }
+
+    /// Phases after which implementation work may be unfinished (SPEC §13).
+    pub fn is_implementation(self) -> bool {
+        matches!(
+            self,
+            Phase::NextTask
+                | Phase::NextTaskTdd
+                | Phase::CompleteTask
+                | Phase::CompleteTaskTdd
+                | Phase::ContinueTask
+        )
+    }
+
+    /// The implementation phase of the task loop: its TDD variant when `tdd` is set.
+    pub fn implement(tdd: bool) -> Phase {
+        if tdd {
+            Phase::CompleteTaskTdd
+        } else {
+            Phase::CompleteTask
+        }
+    }
+}
+
+impl fmt::Display for Phase {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
 }
 
 /// One of the four phases whose due-ness makes the hook run a reviewer.
@@ -39,30 +133,47 @@ pub enum Review {
 impl Review {
     pub const ALL: [Review; 4] = [Review::Plan, Review::Tasks, Review::Code, Review::AllCode];
 
-    pub fn name(self) -> &'static str {
+    /// The review phase R.
+    pub fn phase(self) -> Phase {
         match self {
-            Review::Plan => "plan-review",
-            Review::Tasks => "tasks-review",
-            Review::Code => "code-review",
-            Review::AllCode => "all-code-review",
+            Review::Plan => Phase::PlanReview,
+            Review::Tasks => Phase::TasksReview,
+            Review::Code => Phase::CodeReview,
+            Review::AllCode => Phase::AllCodeReview,
         }
+    }
+
+    /// Its post-review phase `post-R`.
+    pub fn post_phase(self) -> Phase {
+        match self {
+            Review::Plan => Phase::PostPlanReview,
+            Review::Tasks => Phase::PostTasksReview,
+            Review::Code => Phase::PostCodeReview,
+            Review::AllCode => Phase::PostAllCodeReview,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        self.phase().name()
     }
 
     pub fn post_name(self) -> &'static str {
-        match self {
-            Review::Plan => "post-plan-review",
-            Review::Tasks => "post-tasks-review",
-            Review::Code => "post-code-review",
-            Review::AllCode => "post-all-code-review",
-        }
+        self.post_phase().name()
     }
 
     pub fn from_name(name: &str) -> Option<Review> {
-        Review::ALL.into_iter().find(|r| r.name() == name)
+        Phase::parse(name)?.review()
     }
 
     pub fn from_post_name(name: &str) -> Option<Review> {
-        Review::ALL.into_iter().find(|r| r.post_name() == name)
+        Phase::parse(name)?.post_review_of()
+    }
+}
+
+/// A review serialises as its phase name (`"code-review"`).
+impl Serialize for Review {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(self.name())
     }
 }
 
@@ -93,6 +204,42 @@ mod tests {
             assert!(is_known(r.name()) && is_known(r.post_name()));
         }
         assert_eq!(Review::from_name("post-plan-review"), None);
+    }
+
+    #[test]
+    fn every_phase_name_parses_back_to_its_phase() {
+        for (i, p) in Phase::ALL.into_iter().enumerate() {
+            assert_eq!(p.name(), PHASES[i]);
+            assert_eq!(Phase::parse(p.name()), Some(p));
+        }
+        assert_eq!(Phase::parse("Complete"), None);
+        assert_eq!(Phase::parse("post-review"), None);
+    }
+
+    #[test]
+    fn exactly_four_phases_are_reviews_and_four_are_their_post_reviews() {
+        let reviews: Vec<Phase> = Phase::ALL
+            .into_iter()
+            .filter(|p| p.review().is_some())
+            .collect();
+        let posts: Vec<Phase> = Phase::ALL
+            .into_iter()
+            .filter(|p| p.post_review_of().is_some())
+            .collect();
+        assert_eq!(
+            reviews,
+            [
+                Phase::PlanReview,
+                Phase::TasksReview,
+                Phase::CodeReview,
+                Phase::AllCodeReview
+            ]
+        );
+        for p in posts {
+            assert_eq!(p.name(), format!("post-{}", p.post_review_of().unwrap()));
+        }
+        assert_eq!(Phase::CodeReview.post_review_of(), None);
+        assert_eq!(Phase::PostCodeReview.review(), None);
     }
 
     #[test]

@@ -1,7 +1,8 @@
 //! state.json (SPEC §3): typed reading with defaults and old-writer tolerance, and a
 //! read-modify-write that keeps unknown fields and key order.
 
-use crate::model::phase;
+use crate::model::phase::{self, Phase};
+use serde::{Serialize, Serializer};
 use serde_json::{Map, Value};
 use std::fmt;
 
@@ -87,6 +88,13 @@ impl Field {
 
 pub fn find_field(name: &str) -> Option<&'static Field> {
     FIELDS.iter().find(|f| f.name == name)
+}
+
+/// A state serializes as it is stored (see [`State::to_json`]).
+impl Serialize for State {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.stored().serialize(s)
+    }
 }
 
 /// One field with a value it may not hold.
@@ -266,6 +274,14 @@ impl State {
     /// The JSON text to store: canonical types, unknown fields and key order kept,
     /// pretty-printed with a trailing newline.
     pub fn to_json(&self) -> String {
+        let mut text = serde_json::to_string_pretty(self).expect("a JSON object always serializes");
+        text.push('\n');
+        text
+    }
+
+    /// The object as stored: the fields read, in their order, with taskie's fields
+    /// in canonical types; established fields always, optional ones when set.
+    fn stored(&self) -> Map<String, Value> {
         let mut out = self.raw.clone();
         for f in &FIELDS {
             let v = self.value_of(f.name);
@@ -273,10 +289,7 @@ impl State {
                 out.insert(f.name.into(), v);
             }
         }
-        let mut text = serde_json::to_string_pretty(&Value::Object(out))
-            .expect("a JSON object always serializes");
-        text.push('\n');
-        text
+        out
     }
 
     /// The effective value of every field, defaults filled in, then the unknown fields
@@ -290,6 +303,30 @@ impl State {
             out.entry(k.clone()).or_insert_with(|| v.clone());
         }
         Value::Object(out)
+    }
+
+    /// `next_phase` as a phase; `Some(Err(name))` for a name that is not one, which a
+    /// file may hold (SPEC §5 step 11 reports it).
+    pub fn next(&self) -> Option<Result<Phase, &str>> {
+        self.next_phase.as_deref().map(|n| Phase::parse(n).ok_or(n))
+    }
+
+    /// `next_phase` when it is a phase name.
+    pub fn scheduled(&self) -> Option<Phase> {
+        self.next().and_then(Result::ok)
+    }
+
+    /// `phase` when it is a phase name (it may hold any string: it is informational).
+    pub fn last(&self) -> Option<Phase> {
+        Phase::parse(&self.phase)
+    }
+
+    pub fn set_phase(&mut self, p: Phase) {
+        self.phase = p.name().into();
+    }
+
+    pub fn schedule(&mut self, next: Option<Phase>) {
+        self.next_phase = next.map(|p| p.name().into());
     }
 
     /// The state in one line, as refusals show it.
@@ -507,5 +544,23 @@ mod tests {
                 .contains("max_reviews")
         );
         assert_eq!(s.max_reviews, 4, "a refused value changes nothing");
+    }
+
+    #[test]
+    fn next_phase_reads_as_a_phase_and_an_unknown_name_stays_readable() {
+        let s = State::parse(br#"{"phase":"whatever","next_phase":"code-review"}"#).unwrap();
+        assert_eq!(s.next(), Some(Ok(Phase::CodeReview)));
+        assert_eq!((s.scheduled(), s.last()), (Some(Phase::CodeReview), None));
+        let s = State::parse(br#"{"next_phase":"lunch"}"#).unwrap();
+        assert_eq!((s.next(), s.scheduled()), (Some(Err("lunch")), None));
+        let mut s = State::default();
+        s.set_phase(Phase::PostCodeReview);
+        s.schedule(Some(Phase::CodeReview));
+        assert_eq!(
+            (s.phase.as_str(), s.next_phase.as_deref()),
+            ("post-code-review", Some("code-review"))
+        );
+        s.schedule(None);
+        assert_eq!(s.next(), None);
     }
 }

@@ -1,7 +1,9 @@
 //! The one way taskie rewrites a file (SPEC §3): temp file in the same directory,
 //! write, fsync, rename over the target, fsync the directory.
 
+use std::fs::Permissions;
 use std::io::{self, Write};
+use std::os::unix::fs::PermissionsExt;
 use std::path::Path;
 use std::time::Duration;
 
@@ -9,15 +11,31 @@ use crate::model::plan_file::TEMP_PREFIX;
 
 /// Replaces `path` with `bytes` so that a crash at any instant leaves either the old
 /// or the new content.
+///
+/// The new file keeps the permission bits of the file it replaces; a file that did not
+/// exist gets 0666 less the umask, as any newly created file does.
 pub fn write(path: &Path, bytes: &[u8]) -> io::Result<()> {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
     };
+    let kept = std::fs::symlink_metadata(path)
+        .ok()
+        .filter(|m| m.is_file())
+        .map(|m| m.permissions().mode() & 0o777);
+    // Created no wider than the target (open applies the umask on top), so nobody can
+    // open the temporary file with more access than the target grants.
     let mut tmp = tempfile::Builder::new()
         .prefix(TEMP_PREFIX)
+        .permissions(Permissions::from_mode(kept.unwrap_or(0o666)))
         .tempfile_in(dir)
         .map_err(|e| with_path(e, dir))?;
+    if let Some(mode) = kept {
+        // Exactly the target's bits: the umask may have narrowed them at creation.
+        tmp.as_file()
+            .set_permissions(Permissions::from_mode(mode))
+            .map_err(|e| with_path(e, tmp.path()))?;
+    }
     tmp.write_all(bytes).map_err(|e| with_path(e, tmp.path()))?;
     tmp.as_file()
         .sync_all()
@@ -96,6 +114,33 @@ mod tests {
             .map(|e| e.file_name())
             .collect();
         assert_eq!(names, vec![std::ffi::OsString::from("state.json")]);
+    }
+
+    fn mode(path: &Path) -> u32 {
+        std::fs::metadata(path).unwrap().permissions().mode() & 0o777
+    }
+
+    #[test]
+    fn a_rewrite_keeps_the_permission_bits_of_the_file_it_replaces() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("state.json");
+        for bits in [0o644, 0o600, 0o640, 0o664] {
+            std::fs::write(&target, b"old").unwrap();
+            std::fs::set_permissions(&target, Permissions::from_mode(bits)).unwrap();
+            write(&target, b"new").unwrap();
+            assert_eq!(mode(&target), bits, "{bits:o}");
+        }
+    }
+
+    #[test]
+    fn a_new_file_gets_the_mode_a_created_file_gets() {
+        let dir = tempfile::tempdir().unwrap();
+        let ours = dir.path().join("state.json");
+        write(&ours, b"x").unwrap();
+        // Whatever the umask of the test run: the same as a plainly created file.
+        let plain = dir.path().join("plain");
+        std::fs::write(&plain, b"x").unwrap();
+        assert_eq!(mode(&ours), mode(&plain));
     }
 
     #[test]

@@ -3,7 +3,7 @@
 
 use crate::model::cycle::{HardStop, StopReason, advance_target};
 use crate::model::tasks::TaskRow;
-use serde_json::{Value, json};
+use serde::{Deserialize, Serialize};
 
 /// Findings listed at most, in the file and in the message.
 const MAX_FINDINGS: usize = 10;
@@ -12,7 +12,55 @@ pub fn file_name(plan: &str) -> String {
     format!("{plan}-diagnostics.json")
 }
 
-/// The diagnostics object and the message for a hard stop.
+/// `<plan>-diagnostics.json`: written by the hook, read back by `taskie status`.
+/// Reading tolerates missing fields (a file from an older taskie).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(default)]
+pub struct Diagnostics {
+    pub plan: String,
+    /// `max_reviews_reached`, `reviewer_failures_exhausted`, …
+    pub stop_reason: String,
+    pub review: String,
+    pub task: Option<u64>,
+    /// Reviews run in the stopped cycle.
+    pub iterations: u64,
+    pub max_reviews: u64,
+    pub review_failures: u64,
+    pub verdicts: Vec<IterationVerdict>,
+    /// The newest review file of the cycle, relative to the project.
+    pub last_review: Option<String>,
+    pub findings: Vec<String>,
+    pub suggested_actions: Vec<Action>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(default)]
+pub struct IterationVerdict {
+    pub iteration: u64,
+    pub verdict: String,
+}
+
+/// A command that resolves the stop, and what it does.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(default)]
+pub struct Action {
+    pub command: String,
+    pub description: String,
+}
+
+impl Diagnostics {
+    /// The file's text: pretty JSON with a trailing newline.
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).expect("diagnostics always serialize") + "\n"
+    }
+
+    /// The file's content; `None` when it is not diagnostics.
+    pub fn parse(bytes: &[u8]) -> Option<Diagnostics> {
+        serde_json::from_slice(bytes).ok()
+    }
+}
+
+/// The diagnostics and the message for a hard stop.
 /// `verdicts` is this cycle's (iteration, verdict) history; `last_review` is the
 /// newest review file's path (relative to the project) and text.
 pub fn build(
@@ -21,7 +69,7 @@ pub fn build(
     tasks: &[TaskRow],
     verdicts: &[(u64, String)],
     last_review: Option<(&str, &str)>,
-) -> (Value, String) {
+) -> (Diagnostics, String) {
     let s = &stop.state;
     let r = stop.review;
     let target = advance_target(r, s, tasks);
@@ -32,42 +80,34 @@ pub fn build(
     let why = match stop.reason {
         StopReason::MaxReviewsReached => {
             let more = s.max_reviews.saturating_add(4);
-            actions.push(json!({
-                "command": format!("taskie state set --plan {plan} max_reviews={more}"),
-                "description": format!("allow {more} reviews in this cycle; the next stop runs review #{}", stop.iterations.saturating_add(1)),
-            }));
+            actions.push(Action {
+                command: format!("taskie state set --plan {plan} max_reviews={more}"),
+                description: format!(
+                    "allow {more} reviews in this cycle; the next stop runs review #{}",
+                    stop.iterations.saturating_add(1)
+                ),
+            });
             format!(
                 "{r} used all {} reviews of its cycle without {} clean reviews in a row",
                 s.max_reviews, s.clean_reviews_required
             )
         }
         StopReason::ReviewerFailuresExhausted => {
-            actions.push(json!({
-                "command": format!("taskie state set --plan {plan} review_failures=0"),
-                "description": "after fixing the reviewer (see the review-*.log files in .taskie/logs/), retry the review at the next stop",
-            }));
+            actions.push(Action {
+                command: format!("taskie state set --plan {plan} review_failures=0"),
+                description: "after fixing the reviewer (see the review-*.log files in .taskie/logs/), retry the \
+                              review at the next stop"
+                    .into(),
+            });
             format!(
                 "the {r} reviewer failed {} times in a row",
                 s.review_failures
             )
         }
     };
-    actions.push(json!({
-        "command": format!("taskie advance --plan {plan}"),
-        "description": format!("accept the work as it is and move on to {target}"),
-    }));
-    let diag = json!({
-        "plan": plan,
-        "stop_reason": stop.reason.as_str(),
-        "review": r.name(),
-        "task": stop.task,
-        "iterations": stop.iterations,
-        "max_reviews": s.max_reviews,
-        "review_failures": s.review_failures,
-        "verdicts": verdicts.iter().map(|(i, v)| json!({"iteration": i, "verdict": v})).collect::<Vec<_>>(),
-        "last_review": last_review.map(|(p, _)| p),
-        "findings": findings,
-        "suggested_actions": actions,
+    actions.push(Action {
+        command: format!("taskie advance --plan {plan}"),
+        description: format!("accept the work as it is and move on to {target}"),
     });
 
     let mut msg = format!(
@@ -85,23 +125,34 @@ pub fn build(
             msg.push_str(&format!(" — findings: {}.", findings.join("; ")));
         }
     }
-    let cmds: Vec<String> = diag["suggested_actions"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .map(|a| {
-            format!(
-                "`{}` ({})",
-                a["command"].as_str().unwrap_or(""),
-                a["description"].as_str().unwrap_or("")
-            )
-        })
+    let cmds: Vec<String> = actions
+        .iter()
+        .map(|a| format!("`{}` ({})", a.command, a.description))
         .collect();
     msg.push_str(&format!(
         " To resolve: {}. Details: .taskie/logs/{}",
         cmds.join(", or "),
         file_name(plan)
     ));
+    let diag = Diagnostics {
+        plan: plan.into(),
+        stop_reason: stop.reason.as_str().into(),
+        review: r.name().into(),
+        task: stop.task,
+        iterations: stop.iterations,
+        max_reviews: s.max_reviews,
+        review_failures: s.review_failures,
+        verdicts: verdicts
+            .iter()
+            .map(|(i, v)| IterationVerdict {
+                iteration: *i,
+                verdict: v.clone(),
+            })
+            .collect(),
+        last_review: last_review.map(|(p, _)| p.to_owned()),
+        findings,
+        suggested_actions: actions,
+    };
     (diag, msg)
 }
 
