@@ -583,7 +583,7 @@ fn bench_reviewer(opts: &Options, root: &Path) -> Vec<Sample> {
     let record = root.join(".bench-reviewer-args");
     set_target(root, Scenario::Review);
     reset_review(root);
-    let event = root.join(".bench-event.json");
+    let event = event_for(root, Scenario::Review);
     let mut cmd = hook_command(opts, root, &me);
     cmd.env(RECORD, &record);
     let _ = measure(&mut cmd, Some(&event));
