@@ -128,6 +128,11 @@ out=$("${clean_env[@]}" PATH="$tmp/empty" "$launcher" --version 2>&1) || true
 check "launcher, empty PATH (no node): finds ~/.npm-global's native binary ($out)" test "$out" = "taskie-hook $version"
 out=$("${clean_env[@]}" PATH="$tmp/empty" NPM_CONFIG_PREFIX="$p1" HOME="$tmp/empty" "$launcher" --version 2>&1) || true
 check "launcher, \$NPM_CONFIG_PREFIX: finds its native binary ($out)" test "$out" = "taskie-hook $version"
+mkdir -p "$tmp/home2"
+ln -s "$prefix" "$tmp/home2/npm-custom"
+printf 'fund=false\nprefix = ~/npm-custom\n' >"$tmp/home2/.npmrc"
+out=$("${clean_env[@]}" PATH="$tmp/empty" HOME="$tmp/home2" "$launcher" --version 2>&1) || true
+check "launcher, the prefix line of ~/.npmrc: finds its native binary ($out)" test "$out" = "taskie-hook $version"
 out=$(echo "$event" | "${clean_env[@]}" PATH="$prefix/bin:$sys_path" TASKIE_HOOK_SKIP=1 "$launcher" 2>&1) || true
 check "launcher, TASKIE_HOOK_SKIP=1: prints nothing" test -z "$out"
 
@@ -135,10 +140,15 @@ check "launcher, TASKIE_HOOK_SKIP=1: prints nothing" test -z "$out"
 mkdir -p "$tmp/nohome"
 out=$(echo "$event" | env -i HOME="$tmp/nohome" PATH=$sys_path "$launcher" 2>/dev/null) && rc=0 || rc=$?
 check "launcher, nothing installed: exits 0 with one line (rc $rc)" test "$rc:$(printf '%s\n' "$out" | wc -l)" = "0:1"
-check "launcher, nothing installed: one systemMessage, npm command before cargo's ($out)" \
+not_installed_message() {
   node -e 'const a = JSON.parse(process.argv[1]), m = a.systemMessage || "";
     const n = m.indexOf("npm install -g taskie"), c = m.indexOf("cargo install --locked --path");
-    if (Object.keys(a).length !== 1 || n < 0 || c < n) process.exit(1)' "$out"
+    if (Object.keys(a).length !== 1 || n < 0 || c < n) process.exit(1)' "$1"
+}
+check "launcher, nothing installed: one systemMessage, npm command before cargo's ($out)" \
+  not_installed_message "$out"
+out=$(echo "$event" | env -i HOME="$tmp/nohome" PATH="$tmp/empty" "$launcher" 2>/dev/null) || true
+check "launcher, nothing installed, empty PATH: the same message" not_installed_message "$out"
 
 # A binary whose version differs from the plugin's: the notice goes to taskie-hook in
 # TASKIE_LAUNCHER_NOTICE once per session, and stdin reaches it byte for byte.
