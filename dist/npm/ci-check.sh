@@ -1,0 +1,192 @@
+#!/usr/bin/env bash
+# CI for the npm distribution (docs/distribution.md): packs the tarballs with
+# dist/npm/pack.sh, installs them with npm into temporary prefixes with no cargo on
+# PATH, and runs taskie, taskie-hook and the plugin's launcher hooks/taskie-stop-hook.
+#
+#   bash dist/npm/ci-check.sh [--bin-dir DIR]
+# --bin-dir packs binaries already built into DIR instead of building the release ones.
+# Needs node and npm; uses no network but 127.0.0.1.
+set -euo pipefail
+root=$(cd "$(dirname "$0")/../.." && pwd)
+pack=(bash "$root/dist/npm/pack.sh")
+[ "${1:-}" != --bin-dir ] || pack+=(--bin-dir "$2")
+
+passed=0 failed=0
+ok() { passed=$((passed + 1)); echo "ok    $1"; }
+bad() { failed=$((failed + 1)); echo "FAIL  $1"; [ $# -lt 2 ] || printf '      %s\n' "${@:2}"; }
+# check NAME COMMAND…: passes when the command succeeds.
+check() { local name=$1; shift; if "$@"; then ok "$name"; else bad "$name"; fi; }
+
+for tool in node npm; do
+  command -v "$tool" >/dev/null || { echo "ci-check: $tool is needed (Node.js)" >&2; exit 1; }
+done
+tmp=$(mktemp -d)
+registry_pid=''
+cleanup() {
+  [ -z "$registry_pid" ] || kill "$registry_pid" 2>/dev/null || true
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+version=$(awk -F'"' '/^\[/ { p = ($0 == "[package]") } p && /^version[ \t]*=/ { print $2; exit }' "$root/Cargo.toml")
+host=$(rustc -vV | sed -n 's/^host: //p')
+
+# The environment of every install and run: no cargo, no user npm config, a fresh HOME.
+mkdir -p "$tmp/home" "$tmp/work" "$tmp/empty" "$tmp/out"
+: >"$tmp/npmrc"
+clean_env=(env -i "HOME=$tmp/home" "XDG_CACHE_HOME=$tmp/home/.cache" "NPM_CONFIG_USERCONFIG=$tmp/npmrc"
+  "NPM_CONFIG_UPDATE_NOTIFIER=false" "NPM_CONFIG_FUND=false" "NPM_CONFIG_AUDIT=false")
+sys_path=/usr/bin:/bin
+# shellcheck disable=SC2016
+check "no cargo on the PATH used below ($sys_path)" "${clean_env[@]}" PATH=$sys_path sh -c '! command -v cargo >/dev/null'
+
+# --- pack ------------------------------------------------------------------------------
+"${pack[@]}" "$tmp/out" >"$tmp/packed"
+main_tgz=$tmp/out/taskie-$version.tgz
+host_tgz=$(grep -v "/taskie-$version.tgz\$" "$tmp/packed")
+check "pack.sh wrote the main package taskie-$version.tgz" test -f "$main_tgz"
+check "pack.sh wrote one platform package for $host ($(basename "$host_tgz"))" test "$(wc -l <"$tmp/packed")" = 2
+
+# The other platforms' packages, with stand-in binaries that fail loudly if ever run.
+mkdir -p "$tmp/fake"
+for b in taskie taskie-hook; do
+  printf '#!/bin/sh\necho "wrong platform package" >&2\nexit 99\n' >"$tmp/fake/$b"
+done
+for t in $("${pack[@]}" --list-targets); do
+  [ "$t" = "$host" ] || "${pack[@]}" --target "$t" --bin-dir "$tmp/fake" --skip-main "$tmp/out" >/dev/null
+done
+
+# run_binaries PREFIX HOW: the installed commands, through npm's bin links.
+run_binaries() {
+  local bin=$1/bin how=$2 out
+  out=$("${clean_env[@]}" PATH="$bin:$sys_path" taskie --version 2>&1) || true
+  check "$how: taskie --version prints taskie $version" test "$out" = "taskie $version"
+  out=$("${clean_env[@]}" PATH="$bin:$sys_path" taskie-hook --version 2>&1) || true
+  check "$how: taskie-hook --version prints taskie-hook $version" test "$out" = "taskie-hook $version"
+  if out=$(cd "$tmp/work" && echo '{}' | "${clean_env[@]}" PATH="$bin:$sys_path" taskie-hook 2>&1); then
+    check "$how: echo '{}' | taskie-hook exits 0 with no answer (no plans here)" test -z "$out"
+  else
+    bad "$how: echo '{}' | taskie-hook exits 0" "$out"
+  fi
+}
+
+# --- 1. the tarballs themselves, offline ------------------------------------------------
+p1=$tmp/p1
+if "${clean_env[@]}" PATH=$sys_path npm install -g --offline --prefix "$p1" --cache "$tmp/cache1" \
+  "$main_tgz" "$host_tgz" >"$tmp/install1.log" 2>&1; then
+  ok "npm install -g --offline of the two tarballs"
+  run_binaries "$p1" "tarballs"
+else
+  bad "npm install -g --offline of the two tarballs" "$(cat "$tmp/install1.log")"
+fi
+
+# --- 2. `npm install -g taskie` from a registry on 127.0.0.1 serving all six platforms -----
+node "$root/dist/npm/test-registry.js" "$tmp/out" "$tmp/requests" >"$tmp/port" &
+registry_pid=$!
+for _ in $(seq 100); do [ -s "$tmp/port" ] && break; sleep 0.05; done
+registry="http://127.0.0.1:$(cat "$tmp/port")/"
+prefix=$tmp/home/.npm-global # a usual user prefix, which the launcher must find
+if "${clean_env[@]}" PATH=$sys_path npm install -g --prefix "$prefix" --registry "$registry" \
+  --cache "$tmp/cache2" taskie >"$tmp/install2.log" 2>&1; then
+  ok "npm install -g taskie (registry on 127.0.0.1)"
+  installed=$(cd "$prefix/lib/node_modules" && find . taskie/node_modules -mindepth 1 -maxdepth 1 -name 'taskie-*' 2>/dev/null | sort | tr '\n' ' ')
+  want=$(basename "$host_tgz" "-$version.tgz")
+  check "npm chose the platform package itself: only $want is installed (found: $installed)" \
+    test "$installed" = "taskie/node_modules/$want "
+  fetched=$(sed -n 's|^GET /-/tarballs/||p' "$tmp/requests" | sort | tr '\n' ' ')
+  check "npm downloaded no other platform's tarball (downloaded: $fetched)" \
+    test "$fetched" = "$(printf '%s\n' "taskie-$version.tgz" "$(basename "$host_tgz")" | sort | tr '\n' ' ')"
+  run_binaries "$prefix" "registry"
+else
+  bad "npm install -g taskie (registry on 127.0.0.1)" "$(cat "$tmp/install2.log")"
+fi
+kill "$registry_pid" 2>/dev/null || true
+registry_pid=''
+
+# --- 3. the main package without its platform package ------------------------------------
+p3=$tmp/p3
+"${clean_env[@]}" PATH=$sys_path npm install -g --offline --prefix "$p3" --cache "$tmp/cache3" \
+  "$main_tgz" >"$tmp/install3.log" 2>&1 || bad "npm install -g --offline of the main tarball alone" "$(cat "$tmp/install3.log")"
+out=$(cd "$tmp/work" && echo '{}' | "${clean_env[@]}" PATH="$p3/bin:$sys_path" taskie-hook 2>/dev/null) && rc=0 || rc=$?
+check "no platform package: taskie-hook still exits 0 as a hook" test "$rc" = 0
+check "no platform package: its answer is one systemMessage naming npm install -g taskie" \
+  node -e 'const a = JSON.parse(process.argv[1]); if (Object.keys(a).join() !== "systemMessage" || !a.systemMessage.includes("npm install -g taskie")) process.exit(1)' "$out"
+"${clean_env[@]}" PATH="$p3/bin:$sys_path" taskie --version >/dev/null 2>&1 && rc=0 || rc=$?
+check "no platform package: taskie exits 1 (rc $rc)" test "$rc" = 1
+
+# --- 4. the plugin's launcher ------------------------------------------------------------
+# A copy of the plugin without target/, so only the npm install can serve it.
+plugin=$tmp/plugin
+mkdir -p "$plugin"
+cp -R "$root/hooks" "$root/.claude-plugin" "$plugin/"
+launcher=$plugin/hooks/taskie-stop-hook
+event='{"session_id":"ci-1","hook_event_name":"Stop","cwd":"'$tmp/work'"}'
+
+out=$(echo "$event" | "${clean_env[@]}" PATH="$prefix/bin:$sys_path" "$launcher" 2>&1) && rc=0 || rc=$?
+check "launcher, npm bin on PATH: exits 0, no answer (rc $rc, out '$out')" test "$rc:$out" = "0:"
+out=$("${clean_env[@]}" PATH="$tmp/empty" "$launcher" --version 2>&1) || true
+check "launcher, empty PATH (no node): finds ~/.npm-global's native binary ($out)" test "$out" = "taskie-hook $version"
+out=$("${clean_env[@]}" PATH="$tmp/empty" NPM_CONFIG_PREFIX="$p1" HOME="$tmp/empty" "$launcher" --version 2>&1) || true
+check "launcher, \$NPM_CONFIG_PREFIX: finds its native binary ($out)" test "$out" = "taskie-hook $version"
+mkdir -p "$tmp/home2"
+ln -s "$prefix" "$tmp/home2/npm-custom"
+printf 'fund=false\nprefix = ~/npm-custom\n' >"$tmp/home2/.npmrc"
+out=$("${clean_env[@]}" PATH="$tmp/empty" HOME="$tmp/home2" "$launcher" --version 2>&1) || true
+check "launcher, the prefix line of ~/.npmrc: finds its native binary ($out)" test "$out" = "taskie-hook $version"
+out=$(echo "$event" | "${clean_env[@]}" PATH="$prefix/bin:$sys_path" TASKIE_HOOK_SKIP=1 "$launcher" 2>&1) || true
+check "launcher, TASKIE_HOOK_SKIP=1: prints nothing" test -z "$out"
+
+# Nothing installed: one line, one systemMessage, npm first, cargo second.
+mkdir -p "$tmp/nohome"
+out=$(echo "$event" | env -i HOME="$tmp/nohome" PATH=$sys_path "$launcher" 2>/dev/null) && rc=0 || rc=$?
+check "launcher, nothing installed: exits 0 with one line (rc $rc)" test "$rc:$(printf '%s\n' "$out" | wc -l)" = "0:1"
+not_installed_message() {
+  node -e 'const a = JSON.parse(process.argv[1]), m = a.systemMessage || "";
+    const n = m.indexOf("npm install -g taskie"), c = m.indexOf("cargo install --locked --path");
+    if (Object.keys(a).length !== 1 || n < 0 || c < n) process.exit(1)' "$1"
+}
+check "launcher, nothing installed: one systemMessage, npm command before cargo's ($out)" \
+  not_installed_message "$out"
+out=$(echo "$event" | env -i HOME="$tmp/nohome" PATH="$tmp/empty" "$launcher" 2>/dev/null) || true
+check "launcher, nothing installed, empty PATH: the same message" not_installed_message "$out"
+
+# A binary whose version differs from the plugin's: the notice goes to taskie-hook in
+# TASKIE_LAUNCHER_NOTICE once per session, and stdin reaches it byte for byte.
+mkdir -p "$tmp/old"
+cat >"$tmp/old/taskie-hook" <<EOF
+#!/bin/sh
+[ "\${1:-}" != --version ] || { echo "taskie-hook 0.0.0-old"; exit 0; }
+cat >"$tmp/old/stdin"
+printf '%s' "\${TASKIE_LAUNCHER_NOTICE:-}" >"$tmp/old/notice"
+EOF
+chmod +x "$tmp/old/taskie-hook"
+stop_old() { printf '%s' "$1" | "${clean_env[@]}" PATH="$tmp/old:$sys_path" "$launcher" 2>/dev/null; }
+# shellcheck disable=SC2016 # the $ and ` are data
+tricky='{"session_id":"s-1","text":"a \\"quoted\\" $HOME `x` \\\\ line\\nend"}'
+stop_old "$tricky"
+check "version mismatch: the first stop of a session gets the notice" grep -q "0.0.0-old.*$version" "$tmp/old/notice"
+check "version mismatch: taskie-hook's stdin is the event, byte for byte" \
+  cmp -s "$tmp/old/stdin" <(printf '%s' "$tricky")
+stop_old '{"session_id":"s-1"}'
+check "version mismatch: the next stop of that session gets none" test ! -s "$tmp/old/notice"
+stop_old '{"session_id":"s-2"}'
+check "version mismatch: another session gets it again" test -s "$tmp/old/notice"
+
+# A binary that is not npm's: its --version answer is kept until the binary changes.
+mkdir -p "$tmp/own"
+cat >"$tmp/own/taskie-hook" <<EOF
+#!/bin/sh
+[ "\${1:-}" != --version ] || { echo x >>"$tmp/own/asked"; echo "taskie-hook $version"; exit 0; }
+cat >/dev/null
+EOF
+chmod +x "$tmp/own/taskie-hook"
+stop_own() { echo "$event" | "${clean_env[@]}" PATH="$tmp/own:$sys_path" "$launcher" >/dev/null 2>&1; }
+stop_own
+stop_own
+check "own binary: the second stop reuses the first one's --version" test "$(wc -l <"$tmp/own/asked")" = 1
+touch -d "@$(($(date +%s) + 5))" "$tmp/own/taskie-hook"
+stop_own
+check "own binary: a changed binary is asked again" test "$(wc -l <"$tmp/own/asked")" = 2
+
+echo "npm dist: $passed passed, $failed failed"
+[ "$failed" = 0 ]
