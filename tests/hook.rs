@@ -877,3 +877,39 @@ fn a_panic_inside_the_hook_still_answers_allow_and_exits_zero() {
     );
     assert_eq!(p.state_bytes(), before, "the panic came before the write");
 }
+
+#[test]
+fn the_launchers_notice_reaches_the_user_in_the_hooks_one_answer() {
+    let p = Project::new();
+    std::fs::create_dir_all(p.root().join("elsewhere")).unwrap();
+    let out = p
+        .hook_command()
+        .env(
+            "TASKIE_LAUNCHER_NOTICE",
+            "Taskie: plugin 0.2.0, binary 0.1.0",
+        )
+        .write_stdin(json!({"hook_event_name": "Stop", "cwd": p.root()}).to_string())
+        .output()
+        .unwrap();
+    assert_eq!(
+        crate::support::Run::from(out).answer(),
+        json!({"systemMessage": "Taskie: plugin 0.2.0, binary 0.1.0"}),
+        "a silent allow becomes the notice"
+    );
+    let p = Project::new()
+        .plan("p")
+        .state(due("plan-review"))
+        .reviewer(&Fake::fail());
+    let out = p
+        .hook_command()
+        .env("TASKIE_LAUNCHER_NOTICE", "update me")
+        .write_stdin(json!({"hook_event_name": "Stop", "cwd": p.root()}).to_string())
+        .output()
+        .unwrap();
+    let run = crate::support::Run::from(out);
+    assert!(
+        run.reason().contains("Verdict: FAIL"),
+        "the block is unchanged"
+    );
+    assert_eq!(run.answer()["systemMessage"], "update me");
+}

@@ -131,8 +131,28 @@ impl Answer {
     }
 
     /// The stdout of the hook on `channel`: empty for a silent allow, else one object.
-    pub fn to_stdout_on(&self, channel: Channel) -> String {
-        match self.printed(channel) {
+    /// A `notice` for the user (the plugin launcher's, docs/distribution.md) goes first in
+    /// the `systemMessage`, so the hook stays the only writer of its one JSON object.
+    pub fn to_stdout_on(&self, channel: Channel, notice: Option<&str>) -> String {
+        let combined;
+        let printed = match (self.printed(channel), notice.filter(|n| !n.is_empty())) {
+            (p, None) => p,
+            (None, Some(n)) => Some(Printed {
+                decision: None,
+                reason: None,
+                hook_specific_output: None,
+                system_message: Some(n),
+            }),
+            (Some(mut p), Some(n)) => {
+                combined = match p.system_message {
+                    Some(m) => format!("{n}\n\n{m}"),
+                    None => n.to_owned(),
+                };
+                p.system_message = Some(&combined);
+                Some(p)
+            }
+        };
+        match printed {
             None => String::new(),
             Some(p) => serde_json::to_string(&p).expect("strings always serialize"),
         }
@@ -140,7 +160,7 @@ impl Answer {
 
     /// The stdout of the hook on this process's channel.
     pub fn to_stdout(&self) -> String {
-        self.to_stdout_on(Channel::current())
+        self.to_stdout_on(Channel::current(), None)
     }
 }
 
@@ -158,10 +178,10 @@ mod tests {
 
     #[test]
     fn silent_allow_prints_nothing_and_allows_never_carry_a_decision() {
-        assert_eq!(Answer::Allow(None).to_stdout_on(Channel::Context), "");
+        assert_eq!(Answer::Allow(None).to_stdout_on(Channel::Context, None), "");
         for c in [Channel::Context, Channel::Decision] {
             assert_eq!(
-                Answer::allow("hi \"there\"").to_stdout_on(c),
+                Answer::allow("hi \"there\"").to_stdout_on(c, None),
                 r#"{"systemMessage":"hi \"there\""}"#
             );
         }
@@ -170,7 +190,7 @@ mod tests {
     #[test]
     fn a_block_continues_through_additional_context_by_default() {
         assert_eq!(
-            Answer::block("do it").to_stdout_on(Channel::default()),
+            Answer::block("do it").to_stdout_on(Channel::default(), None),
             r#"{"hookSpecificOutput":{"hookEventName":"Stop","additionalContext":"do it"}}"#
         );
     }
@@ -178,9 +198,32 @@ mod tests {
     #[test]
     fn the_decision_channel_prints_decision_and_reason() {
         assert_eq!(
-            Answer::block("do it").to_stdout_on(Channel::Decision),
+            Answer::block("do it").to_stdout_on(Channel::Decision, None),
             r#"{"decision":"block","reason":"do it"}"#
         );
+    }
+
+    #[test]
+    fn a_launcher_notice_leads_the_system_message_of_every_answer() {
+        let c = Channel::Context;
+        let n = Some("update the plugin");
+        assert_eq!(
+            Answer::Allow(None).to_stdout_on(c, n),
+            r#"{"systemMessage":"update the plugin"}"#
+        );
+        assert_eq!(
+            Answer::allow("m").to_stdout_on(c, n),
+            r#"{"systemMessage":"update the plugin\n\nm"}"#
+        );
+        assert_eq!(
+            Answer::block("do it").to_stdout_on(c, n),
+            r#"{"hookSpecificOutput":{"hookEventName":"Stop","additionalContext":"do it"},"systemMessage":"update the plugin"}"#
+        );
+        assert_eq!(
+            Answer::block("do it").to_stdout_on(Channel::Decision, n),
+            r#"{"decision":"block","reason":"do it","systemMessage":"update the plugin"}"#
+        );
+        assert_eq!(Answer::Allow(None).to_stdout_on(c, Some("")), "");
     }
 
     #[test]

@@ -3,7 +3,7 @@
 //! state.json, prints the answer, logs the event — in that order.
 
 use crate::clock::Utc;
-use crate::hook::answer::Answer;
+use crate::hook::answer::{Answer, Channel};
 use crate::hook::input::Event;
 use crate::model::cycle::{Due, HardStop};
 use crate::model::facts::Facts;
@@ -92,7 +92,11 @@ impl Finished {
 
     /// Prints the answer, then logs the event (SPEC §5 step 18).
     pub fn emit(self, started: Instant) {
-        let out = self.answer.to_stdout();
+        // The plugin launcher's once-per-session notice (docs/distribution.md).
+        let notice = std::env::var("TASKIE_LAUNCHER_NOTICE").ok();
+        let out = self
+            .answer
+            .to_stdout_on(Channel::current(), notice.as_deref());
         if !out.is_empty() {
             let mut stdout = std::io::stdout().lock();
             let _ = writeln!(stdout, "{out}");
