@@ -119,7 +119,7 @@ fn status_of(f: &Facts, s: &State, r: Review, k: u64) -> CycleStatus {
         CycleStatus::Passed
     } else if s.max_reviews == 0 {
         CycleStatus::ReviewsDisabled
-    } else if cycle::hard_stop(s).is_some() {
+    } else if cycle::hard_stop(s, f.spent_usd).is_some() {
         CycleStatus::HardStop
     } else {
         CycleStatus::ReviewDue
@@ -473,6 +473,7 @@ mod tests {
             state: &st,
             files: &files,
             tasks: &tasks,
+            spent_usd: 0.0,
         };
         build(&f, ".taskie/plans/p", &v, diag)
     }

@@ -112,7 +112,7 @@ pub fn decide(f: &Facts) -> Step {
     }
     // Step 14.
     let n = done_so_far.saturating_add(1);
-    if let Some(reason) = cycle::hard_stop(&base) {
+    if let Some(reason) = cycle::hard_stop(&base, f.spent_usd) {
         let last_review = newest_review(f, r, base.current_task, done_so_far.max(1));
         let mut rec = record(f, Path::HardStop, Some(state), None);
         rec.outcome = "allow";
@@ -125,6 +125,7 @@ pub fn decide(f: &Facts) -> Step {
             iterations: done_so_far,
             state: state.clone(),
             last_review,
+            spent_usd: f.spent_usd,
         };
         return Step::HardStop(stop, rec);
     }
@@ -140,10 +141,21 @@ pub fn decide(f: &Facts) -> Step {
         );
     }
     let task = base.current_task.filter(|_| r == Review::Code);
+    let (reviewers, panel, budget_left) = cycle::reviewers_for(&base, n, f.spent_usd);
+    // The record's model: `review_model` for the §8 reviewer, else who reviewed.
+    let model = if base.reviewers.is_empty() {
+        base.review_model.clone()
+    } else {
+        let names: Vec<String> = reviewers.iter().map(ToString::to_string).collect();
+        names.join(",")
+    };
     Step::Review(Due {
         review: r,
         iteration: n,
-        model: base.review_model.clone(),
+        model,
+        reviewers,
+        panel,
+        budget_left,
         task,
         review_file: review_file(r, n, task).expect("code-review has a task after step 15"),
         post_file: post_file(r, n, task).expect("code-review has a task after step 15"),
@@ -179,7 +191,7 @@ pub fn conclude(f: &Facts, due: &Due, reviewed: &Reviewed) -> Outcome {
 
     let mut next = due.base.clone();
     next.consecutive_clean = if reading.verdict == Verdict::Pass {
-        next.consecutive_clean.saturating_add(1)
+        next.consecutive_clean.saturating_add(due.weight())
     } else {
         0
     };
@@ -375,6 +387,7 @@ mod tests {
                 state: &self.state,
                 files: &self.files,
                 tasks: &self.tasks,
+                spent_usd: 0.0,
             }
         }
     }

@@ -49,6 +49,12 @@ pub fn read(result: Option<&Value>, review_text: Option<&str>) -> Reading {
         ),
         ("review_file", review_text.and_then(from_text)),
     ];
+    combine(&sources)
+}
+
+/// The rule of SPEC §9 over named sources (`None`: that source gave no verdict). Also
+/// what the other reviewer kinds' structured answers and review texts go through (§9 a').
+pub fn combine(sources: &[(&str, Option<bool>)]) -> Reading {
     let said = |v: bool| -> Vec<&str> {
         sources
             .iter()
@@ -80,7 +86,8 @@ fn from_object(v: &Value) -> Option<bool> {
     word(v.as_object()?.get("verdict")?.as_str()?.trim())
 }
 
-fn word(s: &str) -> Option<bool> {
+/// `PASS` → Some(true), `FAIL` → Some(false), in any case.
+pub fn word(s: &str) -> Option<bool> {
     if s.eq_ignore_ascii_case("pass") {
         Some(true)
     } else if s.eq_ignore_ascii_case("fail") {

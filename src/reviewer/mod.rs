@@ -4,18 +4,26 @@
 use crate::clock::Utc;
 use crate::model::cycle::{Due, Reviewed};
 use crate::model::facts::Facts;
+use crate::model::reviewers::Kind;
+use crate::model::spend::{self, Spend};
 use crate::model::text::clip;
 use crate::model::verdict;
 use crate::store::atomic;
+use crate::store::event_log::Member;
 use crate::store::project::Project;
 use process::Ending;
 
+pub mod claude;
+pub mod codex;
+pub mod gemini;
+pub mod kinds;
+pub mod panel;
 pub mod process;
 pub mod prompt;
 use serde_json::Value;
 use std::ffi::OsString;
 use std::fmt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 pub const DEFAULT_TIMEOUT_SECS: u64 = 1500;
@@ -24,10 +32,14 @@ pub const STDOUT_LIMIT: usize = 32 * 1024 * 1024;
 pub const STDERR_LIMIT: usize = 1024 * 1024;
 const JSON_SCHEMA: &str = r#"{"type":"object","properties":{"verdict":{"type":"string","enum":["PASS","FAIL"]}},"required":["verdict"]}"#;
 
-/// The reviewer program and its time limit, from the environment.
+/// The reviewer programs and the time limit, from the environment.
 #[derive(Debug, Clone)]
 pub struct Config {
+    /// The claude reviewer (`TASKIE_REVIEWER`).
     pub program: OsString,
+    /// `TASKIE_CODEX`, `TASKIE_GEMINI` (SPEC §18).
+    pub codex: OsString,
+    pub gemini: OsString,
     pub timeout: Duration,
 }
 
@@ -35,9 +47,13 @@ impl Config {
     /// `TASKIE_REVIEWER` and `TASKIE_REVIEW_TIMEOUT`; a bad timeout falls back to the
     /// default with a warning, because a review should not be lost to a typo.
     pub fn from_env(warn: &mut dyn FnMut(String)) -> Config {
-        let program = std::env::var_os("TASKIE_REVIEWER")
-            .filter(|p| !p.is_empty())
-            .unwrap_or_else(|| "claude".into());
+        let program_of = |kind: Kind| {
+            let (var, default) = kind.program_env();
+            std::env::var_os(var)
+                .filter(|p| !p.is_empty())
+                .unwrap_or_else(|| default.into())
+        };
+        let program = program_of(Kind::Claude);
         let timeout = match std::env::var("TASKIE_REVIEW_TIMEOUT") {
             Err(_) => Duration::from_secs(DEFAULT_TIMEOUT_SECS),
             Ok(text) => match text.trim().parse::<f64>() {
@@ -50,14 +66,27 @@ impl Config {
                 }
             },
         };
-        Config { program, timeout }
+        Config {
+            program,
+            codex: program_of(Kind::Codex),
+            gemini: program_of(Kind::Gemini),
+            timeout,
+        }
+    }
+
+    pub fn program(&self, kind: Kind) -> &OsString {
+        match kind {
+            Kind::Claude => &self.program,
+            Kind::Codex => &self.codex,
+            Kind::Gemini => &self.gemini,
+        }
     }
 }
 
 /// Why a reviewer run produced no usable review. A failure never blocks the agent.
 #[derive(Debug)]
 pub enum ReviewerError {
-    Spawn(OsString, std::io::Error),
+    Spawn(Kind, OsString, std::io::Error),
     Timeout(Duration),
     Exit(i32),
     Signal(i32),
@@ -71,11 +100,19 @@ pub enum ReviewerError {
 impl fmt::Display for ReviewerError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            ReviewerError::Spawn(p, e) => write!(
-                f,
-                "could not start `{}` ({e}); install Claude Code so `claude` is on PATH, or set TASKIE_REVIEWER",
-                p.to_string_lossy()
-            ),
+            ReviewerError::Spawn(kind, p, e) => {
+                let (var, default) = kind.program_env();
+                let product = match kind {
+                    Kind::Claude => "Claude Code",
+                    Kind::Codex => "the Codex CLI",
+                    Kind::Gemini => "the Gemini CLI",
+                };
+                write!(
+                    f,
+                    "could not start `{}` ({e}); install {product} so `{default}` is on PATH, or set {var}",
+                    p.to_string_lossy()
+                )
+            }
             ReviewerError::Timeout(t) => {
                 write!(
                     f,
@@ -100,7 +137,18 @@ impl fmt::Display for ReviewerError {
 
 /// The exact arguments of SPEC §8.
 pub fn args(model: &str, prompt: &str) -> Vec<OsString> {
-    [
+    args_with_budget(model, prompt, None)
+}
+
+/// [`args`], with `--max-budget-usd` when the plan has a budget (SPEC §18).
+pub fn args_with_budget(model: &str, prompt: &str, budget: Option<f64>) -> Vec<OsString> {
+    let budget = budget.map(spend::dollars);
+    let budget_args = budget
+        .as_deref()
+        .map(|b| ["--max-budget-usd", b])
+        .into_iter()
+        .flatten();
+    let head = [
         "--print",
         "--model",
         model,
@@ -111,15 +159,27 @@ pub fn args(model: &str, prompt: &str) -> Vec<OsString> {
         "--dangerously-skip-permissions",
         "--settings",
         r#"{"disableAllHooks":true}"#,
-        prompt,
-    ]
-    .into_iter()
-    .map(OsString::from)
-    .collect()
+    ];
+    head.into_iter()
+        .chain(budget_args)
+        .chain([prompt])
+        .map(OsString::from)
+        .collect()
+}
+
+/// What a reviewer run gave the decision, and what it cost (SPEC §18).
+#[derive(Debug)]
+pub struct Run {
+    pub reviewed: Reviewed,
+    /// Reviewer processes started (k for a panel of k; 0 when none could start).
+    pub reviews: u64,
+    pub spend: Spend,
+    /// A panel's members one by one; empty for a single reviewer.
+    pub panel: Vec<Member>,
 }
 
 /// Runs review `due` and reads its verdict. The caller holds the plan lock.
-pub fn review(project: &Project, f: &Facts, due: &Due, config: &Config) -> Reviewed {
+pub fn review(project: &Project, f: &Facts, due: &Due, config: &Config) -> Run {
     let plan_dir = project.plan_dir(f.plan);
     let review_path = plan_dir.join(&due.review_file);
     let started = Utc::now();
@@ -134,44 +194,119 @@ pub fn review(project: &Project, f: &Facts, due: &Due, config: &Config) -> Revie
         ));
         let _ = fs_err::rename(&review_path, aside);
     }
-    let prompt = prompt::build(&project.root, f, due);
-    let spec = process::Spec {
-        program: config.program.clone(),
-        args: args(&due.model, &prompt),
-        cwd: project.root.clone(),
-        env: vec![("TASKIE_HOOK_SKIP".into(), "1".into())],
-        timeout: config.timeout,
-        stdout_limit: STDOUT_LIMIT,
-        stderr_limit: STDERR_LIMIT,
+    let stamp = started.compact();
+    if due.panel {
+        return panel::run(project, f, due, config, &stamp);
+    }
+    let Some(reviewer) = due.reviewers.first() else {
+        // `decide` always names a reviewer; an empty list is the §8 reviewer.
+        return Run {
+            reviewed: Reviewed::Failed {
+                reason: "no reviewer is configured".into(),
+                log: String::new(),
+                exit: None,
+            },
+            reviews: 0,
+            spend: Spend::default(),
+            panel: Vec::new(),
+        };
     };
-    let log = project.logs().join(format!(
-        "review-{}-{}-{}-{}.log",
-        f.plan,
-        due.review,
-        due.iteration,
-        started.compact()
-    ));
-    let log_rel = project.relative(&log);
+    let log = log_path(project, f, due, &stamp, None);
+    let review_rel = f.rel(&due.review_file);
+    let job = kinds::Job {
+        project,
+        f,
+        due,
+        config,
+        reviewer,
+        log: &log,
+        budget: due.budget_left,
+    };
+    let attempt = match reviewer.kind {
+        Kind::Claude => claude_attempt(&job, &review_path, &review_rel),
+        Kind::Codex => codex::attempt(&job),
+        Kind::Gemini => gemini::attempt(&job),
+    };
+    let reviews = u64::from(attempt.started);
+    let reviewed = match attempt.result {
+        Err(failure) => failure.reviewed(&attempt.log),
+        Ok(said) => {
+            // claude wrote (or was given) the review file; the others answer with text.
+            if reviewer.kind != Kind::Claude
+                && !review_path.exists()
+                && let Err(e) = atomic::write(&review_path, said.text.as_bytes())
+            {
+                kinds::Failure::new(
+                    ReviewerError::Reported(format!("cannot write the review file: {e}")),
+                    Some(0),
+                )
+                .reviewed(&attempt.log)
+            } else {
+                Reviewed::Verdict {
+                    reading: said.reading,
+                    exit: 0,
+                }
+            }
+        }
+    };
+    Run {
+        reviewed,
+        reviews,
+        spend: attempt.spend,
+        panel: Vec::new(),
+    }
+}
+
+/// `.taskie/logs/review-<plan>-<R>-<N>-<stamp>[-<member>].log`.
+pub fn log_path(
+    project: &Project,
+    f: &Facts,
+    due: &Due,
+    stamp: &str,
+    member: Option<&str>,
+) -> PathBuf {
+    let member = member.map(|m| format!("-{m}")).unwrap_or_default();
+    project.logs().join(format!(
+        "review-{}-{}-{}-{stamp}{member}.log",
+        f.plan, due.review, due.iteration
+    ))
+}
+
+/// The claude reviewer (SPEC §8), writing its review to `review_path` (`review_rel` as
+/// the prompt names it).
+pub fn claude_attempt(job: &kinds::Job, review_path: &Path, review_rel: &str) -> kinds::Attempt {
+    let (project, f, due, config) = (job.project, job.f, job.due, job.config);
+    let prompt = prompt::build_for(&project.root, f, due, prompt::Delivery::File(review_rel));
+    let spec = job.spec(
+        &config.program,
+        args_with_budget(&job.reviewer.model, &prompt, job.budget),
+    );
     let outcome = process::run(&spec);
-    write_log(&log, &spec, &prompt, &outcome);
-    let fail = |e: ReviewerError, exit: Option<i32>| Reviewed::Failed {
-        reason: e.to_string(),
-        log: log_rel.clone(),
-        exit,
-    };
-    let out = match outcome {
-        Err(e) => return fail(ReviewerError::Spawn(spec.program.clone(), e), None),
-        Ok(out) => out,
-    };
+    write_log(job.log, &spec, &prompt, &outcome);
+    let mut attempt = job.attempt(outcome.as_ref().ok());
+    attempt.spend = claude::spend(outcome.as_ref().ok());
+    attempt.result = claude_said(job, &spec, outcome, review_path);
+    attempt
+}
+
+fn claude_said(
+    job: &kinds::Job,
+    spec: &process::Spec,
+    outcome: std::io::Result<process::Outcome>,
+    review_path: &Path,
+) -> Result<kinds::Said, kinds::Failure> {
+    use kinds::Failure;
+    let out = outcome
+        .map_err(|e| Failure::new(ReviewerError::Spawn(Kind::Claude, spec.program.clone(), e), None))?;
     match out.ending {
-        Ending::TimedOut => return fail(ReviewerError::Timeout(config.timeout), None),
-        Ending::Signaled(s) => return fail(ReviewerError::Signal(s), None),
-        Ending::Exited(c) if c != 0 => return fail(ReviewerError::Exit(c), Some(c)),
+        Ending::TimedOut => return Err(Failure::new(ReviewerError::Timeout(job.config.timeout), None)),
+        Ending::Signaled(s) => return Err(Failure::new(ReviewerError::Signal(s), None)),
+        Ending::Exited(c) if c != 0 => return Err(Failure::new(ReviewerError::Exit(c), Some(c))),
         Ending::Exited(_) => {}
     }
     // Reading the review file alone would let a PASS there outvote a FAIL in the lost result.
     if out.stdout_truncated {
-        return fail(ReviewerError::Truncated, Some(0));
+        return Err(Failure::new(ReviewerError::Truncated, Some(0)));
     }
     let result: Option<Value> = serde_json::from_slice::<Value>(&out.stdout)
         .ok()
@@ -184,7 +319,7 @@ pub fn review(project: &Project, f: &Facts, due: &Due, config: &Config) -> Revie
             .unwrap_or("success");
         if is_error || subtype != "success" {
             let text = r.get("result").and_then(Value::as_str).unwrap_or(subtype);
-            return fail(ReviewerError::Reported(clip(text, 301)), Some(0));
+            return Err(Failure::new(ReviewerError::Reported(clip(text, 301)), Some(0)));
         }
     }
     if !review_path.exists() {
@@ -195,24 +330,24 @@ pub fn review(project: &Project, f: &Facts, due: &Due, config: &Config) -> Revie
             .filter(|t| !t.trim().is_empty());
         match text {
             Some(t) => {
-                if let Err(e) = atomic::write(&review_path, t.as_bytes()) {
-                    return fail(
+                if let Err(e) = atomic::write(review_path, t.as_bytes()) {
+                    return Err(Failure::new(
                         ReviewerError::Reported(format!("cannot write the review file: {e}")),
                         Some(0),
-                    );
+                    ));
                 }
             }
-            None => return fail(ReviewerError::NoReview, Some(0)),
+            None => return Err(Failure::new(ReviewerError::NoReview, Some(0))),
         }
     }
-    let text = read_bounded(&review_path);
-    Reviewed::Verdict {
+    let text = read_bounded(review_path);
+    Ok(kinds::Said {
         reading: verdict::read(result.as_ref(), text.as_deref()),
-        exit: 0,
-    }
+        text: text.unwrap_or_default(),
+    })
 }
 
-fn read_bounded(path: &Path) -> Option<String> {
+pub fn read_bounded(path: &Path) -> Option<String> {
     use std::io::Read;
     let mut buf = Vec::new();
     std::fs::File::open(path)
@@ -223,7 +358,7 @@ fn read_bounded(path: &Path) -> Option<String> {
     Some(String::from_utf8_lossy(&buf).into_owned())
 }
 
-fn write_log(
+pub fn write_log(
     log: &Path,
     spec: &process::Spec,
     prompt: &str,

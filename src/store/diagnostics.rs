@@ -2,6 +2,7 @@
 //! compact message with the commands that resolve it.
 
 use crate::model::cycle::{HardStop, StopReason, advance_target};
+use crate::model::spend::dollars;
 use crate::model::tasks::TaskRow;
 use serde_json::{Value, json};
 
@@ -51,6 +52,20 @@ pub fn build(
                 s.review_failures
             )
         }
+        StopReason::BudgetExhausted => {
+            let budget = s.max_cost_usd.unwrap_or(0.0);
+            // Room for about as many reviews again as the budget has paid for so far.
+            let more = dollars((budget * 2.0).max(stop.spent_usd + 1.0).ceil());
+            actions.push(json!({
+                "command": format!("taskie state set --plan {plan} max_cost_usd={more}"),
+                "description": format!("raise the plan's review budget to ${more}; the next stop runs review #{}", stop.iterations.saturating_add(1)),
+            }));
+            format!(
+                "the plan's reviews have cost ${} of its ${} budget (max_cost_usd)",
+                dollars(stop.spent_usd),
+                dollars(budget)
+            )
+        }
     };
     actions.push(json!({
         "command": format!("taskie advance --plan {plan}"),
@@ -64,6 +79,8 @@ pub fn build(
         "iterations": stop.iterations,
         "max_reviews": s.max_reviews,
         "review_failures": s.review_failures,
+        "spent_usd": stop.spent_usd,
+        "max_cost_usd": s.max_cost_usd,
         "verdicts": verdicts.iter().map(|(i, v)| json!({"iteration": i, "verdict": v})).collect::<Vec<_>>(),
         "last_review": last_review.map(|(p, _)| p),
         "findings": findings,
