@@ -93,13 +93,8 @@ pub fn report(opts: &Options, cwd: Option<PathBuf>) -> Value {
         }
         Step::Review(due) => {
             let config = reviewer::Config::from_env(&mut |w| eprintln!("taskie-hook: {w}"));
-            let prompt = crate::reviewer::prompt::build(&project.root, &facts, &due);
-            let mut argv = vec![config.program.to_string_lossy().into_owned()];
-            argv.extend(
-                reviewer::args(&due.model, &shorten(&prompt))
-                    .iter()
-                    .map(|a| a.to_string_lossy().into_owned()),
-            );
+            // The first reviewer's command line (each panel member has its own).
+            let argv = reviewer::command_line(&project, &facts, &due, &config, &shorten);
             r.insert("branch".into(), "review-due".into());
             r.insert(
                 "review".into(),

@@ -583,7 +583,7 @@ mod tests {
         let s = parse("{}").unwrap();
         let text = s.to_json();
         for name in ["reviewers", "review_mode", "max_cost_usd"] {
-            assert!(!text.contains(name), "{name} is optional: {text}");
+            assert!(!text.contains(&format!("\"{name}\"")), "{name} is optional: {text}");
         }
         let mut s = State::default();
         s.set_from_text("reviewers", "claude:opus, codex:gpt-5-codex")

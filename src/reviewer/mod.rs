@@ -257,6 +257,57 @@ pub fn review(project: &Project, f: &Facts, due: &Due, config: &Config) -> Run {
     }
 }
 
+/// The command line of review `due`'s first reviewer, its prompt passed through
+/// `shorten` (for `--dry-run`).
+pub fn command_line(
+    project: &Project,
+    f: &Facts,
+    due: &Due,
+    config: &Config,
+    shorten: &dyn Fn(&str) -> String,
+) -> Vec<String> {
+    let Some(reviewer) = due.reviewers.first() else {
+        return Vec::new();
+    };
+    let args = match reviewer.kind {
+        Kind::Claude => {
+            let prompt = prompt::build(&project.root, f, due);
+            args_with_budget(&reviewer.model, &shorten(&prompt), claude_budget(due))
+        }
+        Kind::Codex => {
+            let prompt = prompt::build_for(&project.root, f, due, prompt::Delivery::Structured);
+            codex::args(
+                &reviewer.model,
+                &project.logs().join(codex::SCHEMA_FILE),
+                &shorten(&prompt),
+            )
+        }
+        Kind::Gemini => {
+            let prompt = prompt::build_for(&project.root, f, due, prompt::Delivery::Response);
+            gemini::args(&reviewer.model, &shorten(&prompt))
+        }
+    };
+    std::iter::once(config.program(reviewer.kind))
+        .chain(args.iter())
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect()
+}
+
+/// The `--max-budget-usd` of each claude reviewer: what is left of the plan's budget,
+/// shared equally by the claude members of a panel (only claude can be capped).
+pub fn claude_budget(due: &Due) -> Option<f64> {
+    let claudes = if due.panel {
+        due.reviewers
+            .iter()
+            .filter(|r| r.kind == Kind::Claude)
+            .count()
+            .max(1)
+    } else {
+        1
+    };
+    due.budget_left.map(|b| b / claudes as f64)
+}
+
 /// `.taskie/logs/review-<plan>-<R>-<N>-<stamp>[-<member>].log`.
 pub fn log_path(
     project: &Project,

@@ -10,20 +10,15 @@ use crate::model::reviewers::{Kind, Reviewer};
 use crate::model::spend::Spend;
 use crate::model::verdict::{Reading, Verdict};
 use crate::reviewer::kinds::{Attempt, Failure, Job, Said};
-use crate::reviewer::{Config, ReviewerError, Run, claude_attempt, codex, gemini, log_path};
+use crate::reviewer::{
+    Config, ReviewerError, Run, claude_attempt, claude_budget, codex, gemini, log_path,
+};
 use crate::store::atomic;
 use crate::store::event_log::Member;
 use crate::store::project::Project;
 
 pub fn run(project: &Project, f: &Facts, due: &Due, config: &Config, stamp: &str) -> Run {
-    let claudes = due
-        .reviewers
-        .iter()
-        .filter(|r| r.kind == Kind::Claude)
-        .count()
-        .max(1);
-    // The budget left is shared by the claude members, which alone can be capped.
-    let budget = due.budget_left.map(|b| b / claudes as f64);
+    let budget = claude_budget(due);
     let attempts: Vec<Attempt> = std::thread::scope(|scope| {
         let handles: Vec<_> = due
             .reviewers
