@@ -234,7 +234,15 @@ fn dispatch(command: Command, inv: &Invocation, out: &mut dyn Write) -> Result<(
             }
             options.extend(a.review_mode.map(|m| ("review_mode", m)));
             options.extend(a.max_cost_usd.map(|c| ("max_cost_usd", c)));
-            init::run(inv, &a.plan_id, a.max_reviews, a.tdd, a.force, &options, out)
+            init::run(
+                inv,
+                &a.plan_id,
+                a.max_reviews,
+                a.tdd,
+                a.force,
+                &options,
+                out,
+            )
         }
         Command::Mark(a) => mark::run(inv, a.plan.plan.as_deref(), a.phase, a.task, out),
         Command::State(StateCommand::Get { field, plan }) => {

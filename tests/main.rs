@@ -13,5 +13,6 @@ mod hook;
 mod loop_safety;
 mod properties;
 mod reviewer;
+mod reviewers;
 mod security;
 mod workflow;

@@ -55,7 +55,11 @@ impl SpendReport {
         let cycle = cycle
             .map(|c| {
                 let passed = c.status == CycleStatus::Passed;
-                let next = if passed { c.iteration } else { c.iteration.saturating_add(1) };
+                let next = if passed {
+                    c.iteration
+                } else {
+                    c.iteration.saturating_add(1)
+                };
                 spend::cycle(runs, c.review, next, passed)
             })
             .unwrap_or_default();

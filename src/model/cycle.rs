@@ -30,7 +30,10 @@ pub fn hard_stop(s: &State, plan_spent_usd: f64) -> Option<StopReason> {
         None
     } else if s.review_failures >= MAX_REVIEW_FAILURES {
         Some(StopReason::ReviewerFailuresExhausted)
-    } else if s.max_cost_usd.is_some_and(|budget| plan_spent_usd >= budget) {
+    } else if s
+        .max_cost_usd
+        .is_some_and(|budget| plan_spent_usd >= budget)
+    {
         Some(StopReason::BudgetExhausted)
     } else if done.checked_add(1).is_none_or(|n| n > s.max_reviews) {
         Some(StopReason::MaxReviewsReached)
@@ -242,13 +245,20 @@ mod tests {
         s.phase_iteration = Some(2);
         assert_eq!(hard_stop(&s, 0.0), Some(StopReason::MaxReviewsReached));
         s.review_failures = MAX_REVIEW_FAILURES;
-        assert_eq!(hard_stop(&s, 0.0), Some(StopReason::ReviewerFailuresExhausted));
+        assert_eq!(
+            hard_stop(&s, 0.0),
+            Some(StopReason::ReviewerFailuresExhausted)
+        );
         s.phase_iteration = Some(u64::MAX);
         s.review_failures = 0;
         s.max_reviews = u64::MAX;
         assert_eq!(hard_stop(&s, 0.0), Some(StopReason::MaxReviewsReached));
         s.max_reviews = 0;
-        assert_eq!(hard_stop(&s, 0.0), None, "reviews disabled: nothing to stop");
+        assert_eq!(
+            hard_stop(&s, 0.0),
+            None,
+            "reviews disabled: nothing to stop"
+        );
     }
 
     #[test]
@@ -262,7 +272,10 @@ mod tests {
         s.phase_iteration = Some(8);
         assert_eq!(hard_stop(&s, 1.5), Some(StopReason::BudgetExhausted));
         s.review_failures = MAX_REVIEW_FAILURES;
-        assert_eq!(hard_stop(&s, 1.5), Some(StopReason::ReviewerFailuresExhausted));
+        assert_eq!(
+            hard_stop(&s, 1.5),
+            Some(StopReason::ReviewerFailuresExhausted)
+        );
         s.max_reviews = 0;
         assert_eq!(hard_stop(&s, 1.5), None);
     }

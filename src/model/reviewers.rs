@@ -131,12 +131,26 @@ mod tests {
                 model: "gpt-5-codex".into()
             }
         );
-        assert!(Reviewer::parse("opus").unwrap_err().contains("<kind>:<model>"));
-        assert!(Reviewer::parse("gpt:4").unwrap_err().contains("claude, codex, gemini"));
-        assert!(Reviewer::parse("claude:op us").unwrap_err().contains("must match"));
+        assert!(
+            Reviewer::parse("opus")
+                .unwrap_err()
+                .contains("<kind>:<model>")
+        );
+        assert!(
+            Reviewer::parse("gpt:4")
+                .unwrap_err()
+                .contains("claude, codex, gemini")
+        );
+        assert!(
+            Reviewer::parse("claude:op us")
+                .unwrap_err()
+                .contains("must match")
+        );
         assert!(Reviewer::parse("claude:").is_err());
         assert_eq!(
-            Reviewer::parse("gemini:gemini-2.5-pro").unwrap().to_string(),
+            Reviewer::parse("gemini:gemini-2.5-pro")
+                .unwrap()
+                .to_string(),
             "gemini:gemini-2.5-pro"
         );
     }

@@ -88,7 +88,9 @@ pub fn cycle(runs: &[Run], review: &str, next: u64, passed: bool) -> Totals {
     for r in runs.iter().rev().filter(|r| r.reviews > 0) {
         let ends_earlier_cycle = r.advanced && !(first && passed);
         match r.iteration {
-            Some(i) if r.review.as_deref() == Some(review) && !ends_earlier_cycle && i <= ceiling => {
+            Some(i)
+                if r.review.as_deref() == Some(review) && !ends_earlier_cycle && i <= ceiling =>
+            {
                 t.add(r);
                 ceiling = i;
                 first = false;
@@ -197,7 +199,10 @@ mod tests {
         assert_eq!((t.reviews, dollars(t.cost_usd)), (2, "2".into()));
         assert_eq!(cycle(&runs[..2], "code-review", 1, false).reviews, 0);
         // A reset (iteration back to 1 with no advance logged) starts a new cycle.
-        let reset = [run("plan-review", 3, 1, 1.0, 1), run("plan-review", 1, 1, 0.5, 1)];
+        let reset = [
+            run("plan-review", 3, 1, 1.0, 1),
+            run("plan-review", 1, 1, 0.5, 1),
+        ];
         assert_eq!(cycle(&reset, "plan-review", 2, false).reviews, 1);
         assert_eq!(cycle(&reset, "tasks-review", 1, false).reviews, 0);
     }

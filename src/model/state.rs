@@ -52,7 +52,9 @@ impl Kind {
             Kind::OptionalPhase => "null or a phase name".into(),
             Kind::Model => "a model name matching ^[A-Za-z0-9._\\[\\]-]+$".into(),
             Kind::Flag => "true or false".into(),
-            Kind::Reviewers => "a list of \"<kind>:<model>\" with kind claude, codex or gemini".into(),
+            Kind::Reviewers => {
+                "a list of \"<kind>:<model>\" with kind claude, codex or gemini".into()
+            }
             Kind::ReviewMode => "\"alternate\" or \"panel\"".into(),
             Kind::OptionalMoney => "an amount of US dollars ≥ 0, or null".into(),
         }
@@ -583,7 +585,10 @@ mod tests {
         let s = parse("{}").unwrap();
         let text = s.to_json();
         for name in ["reviewers", "review_mode", "max_cost_usd"] {
-            assert!(!text.contains(&format!("\"{name}\"")), "{name} is optional: {text}");
+            assert!(
+                !text.contains(&format!("\"{name}\"")),
+                "{name} is optional: {text}"
+            );
         }
         let mut s = State::default();
         s.set_from_text("reviewers", "claude:opus, codex:gpt-5-codex")
@@ -593,7 +598,10 @@ mod tests {
         assert_eq!(s.reviewers.len(), 2);
         assert_eq!((s.review_mode, s.max_cost_usd), (Mode::Panel, Some(2.5)));
         let v: Value = serde_json::from_str(&s.to_json()).unwrap();
-        assert_eq!(v["reviewers"], serde_json::json!(["claude:opus", "codex:gpt-5-codex"]));
+        assert_eq!(
+            v["reviewers"],
+            serde_json::json!(["claude:opus", "codex:gpt-5-codex"])
+        );
         assert_eq!(v["review_mode"], "panel");
         assert_eq!(v["max_cost_usd"], 2.5);
         s.set_from_text("reviewers", r#"["gemini:gemini-2.5-pro"]"#)
@@ -606,10 +614,26 @@ mod tests {
     #[test]
     fn bad_reviewers_mode_or_budget_name_the_field_the_value_and_the_fix() {
         for (json, field, needle) in [
-            (r#"{"reviewers":"claude:opus"}"#, "reviewers", "reviewers=claude:opus,codex:gpt-5-codex"),
-            (r#"{"reviewers":["gpt:4"]}"#, "reviewers", "not one of claude, codex, gemini"),
-            (r#"{"reviewers":["claude:op us"]}"#, "reviewers", "must match"),
-            (r#"{"review_mode":"both"}"#, "review_mode", "review_mode=alternate"),
+            (
+                r#"{"reviewers":"claude:opus"}"#,
+                "reviewers",
+                "reviewers=claude:opus,codex:gpt-5-codex",
+            ),
+            (
+                r#"{"reviewers":["gpt:4"]}"#,
+                "reviewers",
+                "not one of claude, codex, gemini",
+            ),
+            (
+                r#"{"reviewers":["claude:op us"]}"#,
+                "reviewers",
+                "must match",
+            ),
+            (
+                r#"{"review_mode":"both"}"#,
+                "review_mode",
+                "review_mode=alternate",
+            ),
             (r#"{"max_cost_usd":-1}"#, "max_cost_usd", "max_cost_usd=5"),
             (r#"{"max_cost_usd":"lots"}"#, "max_cost_usd", "US dollars"),
         ] {

@@ -24,14 +24,10 @@ pub const SCHEMA_FILE: &str = "codex-output-schema.json";
 
 /// The arguments after the program name.
 pub fn args(model: &str, schema: &Path, prompt: &str) -> Vec<OsString> {
-    let mut a: Vec<OsString> = [
-        "exec",
-        "--json",
-        "--output-schema",
-    ]
-    .into_iter()
-    .map(OsString::from)
-    .collect();
+    let mut a: Vec<OsString> = ["exec", "--json", "--output-schema"]
+        .into_iter()
+        .map(OsString::from)
+        .collect();
     a.push(schema.as_os_str().to_owned());
     a.extend(
         [
@@ -192,12 +188,22 @@ impl Events {
     /// The review, or why there is none: a non-zero exit or a failed turn, quoted.
     pub fn said(&self, exit: i32, stderr: &[u8]) -> Result<Said, Failure> {
         if exit != 0 || self.failed.is_some() {
-            return Err(match self.failed.clone().or_else(|| kinds::first_error_line(stderr)) {
-                Some(words) => kinds::reported(&words, exit),
-                None => Failure::new(ReviewerError::Exit(exit), Some(exit)),
-            });
+            return Err(
+                match self
+                    .failed
+                    .clone()
+                    .or_else(|| kinds::first_error_line(stderr))
+                {
+                    Some(words) => kinds::reported(&words, exit),
+                    None => Failure::new(ReviewerError::Exit(exit), Some(exit)),
+                },
+            );
         }
-        let Some(text) = self.final_message.as_deref().filter(|t| !t.trim().is_empty()) else {
+        let Some(text) = self
+            .final_message
+            .as_deref()
+            .filter(|t| !t.trim().is_empty())
+        else {
             return Err(Failure::new(ReviewerError::NoReview, Some(0)));
         };
         Ok(review_of(text))
@@ -223,7 +229,10 @@ fn review_of(text: &str) -> Said {
                 md.push_str(&format!("- {}\n", finding.trim()));
             }
             if let Some(pass) = said {
-                md.push_str(&format!("\nVERDICT: {}\n", if pass { "PASS" } else { "FAIL" }));
+                md.push_str(&format!(
+                    "\nVERDICT: {}\n",
+                    if pass { "PASS" } else { "FAIL" }
+                ));
             }
             Said {
                 reading: verdict::combine(&[("structured_output", said)]),
@@ -278,9 +287,19 @@ mod tests {
         let out = r#"{"type":"error","message":"exceeded retry limit, last status: 429 Too Many Requests"}
 {"type":"turn.failed","error":{"message":"exceeded retry limit, last status: 429 Too Many Requests"}}"#;
         let err = Events::parse(out.as_bytes()).said(1, b"").unwrap_err();
-        assert!(err.error.to_string().contains("rate or usage limit"), "{}", err.error);
-        let err = Events::parse(b"").said(2, b"warning: x\nERROR: no auth\n").unwrap_err();
-        assert!(err.error.to_string().contains("ERROR: no auth"), "{}", err.error);
+        assert!(
+            err.error.to_string().contains("rate or usage limit"),
+            "{}",
+            err.error
+        );
+        let err = Events::parse(b"")
+            .said(2, b"warning: x\nERROR: no auth\n")
+            .unwrap_err();
+        assert!(
+            err.error.to_string().contains("ERROR: no auth"),
+            "{}",
+            err.error
+        );
         assert_eq!(err.exit, Some(2));
     }
 
@@ -293,7 +312,10 @@ mod tests {
 
     #[test]
     fn a_final_message_that_is_not_json_is_read_for_a_verdict_line() {
-        assert_eq!(reading_of("looks good\nVERDICT: PASS").verdict, verdict::Verdict::Pass);
+        assert_eq!(
+            reading_of("looks good\nVERDICT: PASS").verdict,
+            verdict::Verdict::Pass
+        );
         assert_eq!(reading_of("no idea").verdict, verdict::Verdict::Unknown);
         assert_eq!(
             reading_of(r#"{"verdict":"maybe","summary":"","findings":[]}"#).verdict,
@@ -310,9 +332,22 @@ mod tests {
         assert_eq!(
             a,
             [
-                "exec", "--json", "--output-schema", "/s.json", "-m", "gpt-5-codex", "--sandbox", "read-only",
-                "-c", "approval_policy=\"never\"", "--skip-git-repo-check", "--ephemeral", "--color", "never",
-                "--", "-PROMPT"
+                "exec",
+                "--json",
+                "--output-schema",
+                "/s.json",
+                "-m",
+                "gpt-5-codex",
+                "--sandbox",
+                "read-only",
+                "-c",
+                "approval_policy=\"never\"",
+                "--skip-git-repo-check",
+                "--ephemeral",
+                "--color",
+                "never",
+                "--",
+                "-PROMPT"
             ]
         );
     }

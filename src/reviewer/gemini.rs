@@ -191,13 +191,21 @@ mod tests {
         let err = b"Attempt 1 failed: Resource exhausted: fake 429. Max attempts reached\n\
             {\"session_id\":\"s\",\"error\":{\"type\":\"Error\",\"message\":\"Resource exhausted: fake 429\",\"code\":429}}\n";
         let f = Output::parse(b"", err).said(173, err).unwrap_err();
-        assert!(f.error.to_string().contains("rate or usage limit"), "{}", f.error);
+        assert!(
+            f.error.to_string().contains("rate or usage limit"),
+            "{}",
+            f.error
+        );
         assert!(f.error.to_string().contains("code 429"), "{}", f.error);
         assert_eq!(f.exit, Some(173));
         let f = Output::parse(b"", b"Gemini CLI is not running in a trusted directory\n")
             .said(55, b"Gemini CLI is not running in a trusted directory\n")
             .unwrap_err();
-        assert!(f.error.to_string().contains("trusted directory"), "{}", f.error);
+        assert!(
+            f.error.to_string().contains("trusted directory"),
+            "{}",
+            f.error
+        );
     }
 
     #[test]
@@ -219,8 +227,15 @@ mod tests {
         assert_eq!(
             a,
             [
-                "-p", "PROMPT", "--output-format", "json", "-m", "gemini-2.5-pro", "--skip-trust",
-                "--approval-mode", "default"
+                "-p",
+                "PROMPT",
+                "--output-format",
+                "json",
+                "-m",
+                "gemini-2.5-pro",
+                "--skip-trust",
+                "--approval-mode",
+                "default"
             ]
         );
     }

@@ -102,9 +102,8 @@ pub fn ended(
     outcome: std::io::Result<process::Outcome>,
 ) -> Result<process::Outcome, Failure> {
     let program = job.config.program(job.reviewer.kind).clone();
-    let out = outcome.map_err(|e| {
-        Failure::new(ReviewerError::Spawn(job.reviewer.kind, program, e), None)
-    })?;
+    let out = outcome
+        .map_err(|e| Failure::new(ReviewerError::Spawn(job.reviewer.kind, program, e), None))?;
     match out.ending {
         Ending::TimedOut => Err(Failure::new(
             ReviewerError::Timeout(job.config.timeout),
@@ -123,9 +122,16 @@ pub fn ended(
 pub fn reported(words: &str, exit: i32) -> Failure {
     let words = clip(words.trim(), 301);
     let lower = words.to_ascii_lowercase();
-    let limit = ["429", "too many requests", "rate limit", "usage limit", "quota", "resource_exhausted"]
-        .iter()
-        .any(|k| lower.contains(k));
+    let limit = [
+        "429",
+        "too many requests",
+        "rate limit",
+        "usage limit",
+        "quota",
+        "resource_exhausted",
+    ]
+    .iter()
+    .any(|k| lower.contains(k));
     let text = if limit {
         format!("hit a rate or usage limit: {words}")
     } else if exit != 0 {
@@ -155,8 +161,15 @@ mod tests {
 
     #[test]
     fn limits_are_named_and_other_errors_quoted_with_the_exit_status() {
-        let f = reported("ERROR: exceeded retry limit, last status: 429 Too Many Requests", 1);
-        assert!(f.error.to_string().contains("rate or usage limit"), "{}", f.error);
+        let f = reported(
+            "ERROR: exceeded retry limit, last status: 429 Too Many Requests",
+            1,
+        );
+        assert!(
+            f.error.to_string().contains("rate or usage limit"),
+            "{}",
+            f.error
+        );
         let f = reported("Invalid auth method selected.", 41);
         assert_eq!(
             f.error.to_string(),
@@ -172,7 +185,10 @@ mod tests {
             first_error_line(err).as_deref(),
             Some("ERROR: exceeded retry limit")
         );
-        assert_eq!(first_error_line(b"warning: x\nboom\n").as_deref(), Some("boom"));
+        assert_eq!(
+            first_error_line(b"warning: x\nboom\n").as_deref(),
+            Some("boom")
+        );
         assert_eq!(first_error_line(b"\n"), None);
     }
 }

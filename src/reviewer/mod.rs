@@ -347,10 +347,19 @@ fn claude_said(
     review_path: &Path,
 ) -> Result<kinds::Said, kinds::Failure> {
     use kinds::Failure;
-    let out = outcome
-        .map_err(|e| Failure::new(ReviewerError::Spawn(Kind::Claude, spec.program.clone(), e), None))?;
+    let out = outcome.map_err(|e| {
+        Failure::new(
+            ReviewerError::Spawn(Kind::Claude, spec.program.clone(), e),
+            None,
+        )
+    })?;
     match out.ending {
-        Ending::TimedOut => return Err(Failure::new(ReviewerError::Timeout(job.config.timeout), None)),
+        Ending::TimedOut => {
+            return Err(Failure::new(
+                ReviewerError::Timeout(job.config.timeout),
+                None,
+            ));
+        }
         Ending::Signaled(s) => return Err(Failure::new(ReviewerError::Signal(s), None)),
         Ending::Exited(c) if c != 0 => return Err(Failure::new(ReviewerError::Exit(c), Some(c))),
         Ending::Exited(_) => {}
@@ -370,7 +379,10 @@ fn claude_said(
             .unwrap_or("success");
         if is_error || subtype != "success" {
             let text = r.get("result").and_then(Value::as_str).unwrap_or(subtype);
-            return Err(Failure::new(ReviewerError::Reported(clip(text, 301)), Some(0)));
+            return Err(Failure::new(
+                ReviewerError::Reported(clip(text, 301)),
+                Some(0),
+            ));
         }
     }
     if !review_path.exists() {

@@ -40,9 +40,10 @@ pub fn run(project: &Project, f: &Facts, due: &Due, config: &Config, stamp: &str
                     match reviewer.kind {
                         Kind::Claude => {
                             // Its own section file, so no member writes the review file.
-                            let section = project
-                                .logs()
-                                .join(format!("panel-{}-{}-{}-{stamp}-{member}.md", f.plan, due.review, due.iteration));
+                            let section = project.logs().join(format!(
+                                "panel-{}-{}-{}-{stamp}-{member}.md",
+                                f.plan, due.review, due.iteration
+                            ));
                             let rel = project.relative(&section);
                             claude_attempt(&job, &section, &rel)
                         }
@@ -80,7 +81,12 @@ fn conclude(project: &Project, f: &Facts, due: &Due, attempts: Vec<Attempt>) -> 
     let members: Vec<Member> = attempts.iter().map(member).collect();
     let failed: Vec<(&Reviewer, &Failure, &str)> = attempts
         .iter()
-        .filter_map(|a| a.result.as_ref().err().map(|e| (&a.reviewer, e, a.log.as_str())))
+        .filter_map(|a| {
+            a.result
+                .as_ref()
+                .err()
+                .map(|e| (&a.reviewer, e, a.log.as_str()))
+        })
         .collect();
     let reviewed = if let Some((first, failure, log)) = failed.first() {
         let names: Vec<String> = failed.iter().map(|(r, _, _)| r.to_string()).collect();
@@ -137,7 +143,11 @@ fn member(a: &Attempt) -> Member {
 /// reviewer's verdict is PASS.
 pub fn merge(due: &Due, said: &[(&Reviewer, &Said)]) -> (String, Reading) {
     let all_pass = !said.is_empty() && said.iter().all(|(_, s)| s.reading.verdict == Verdict::Pass);
-    let verdict = if all_pass { Verdict::Pass } else { Verdict::Fail };
+    let verdict = if all_pass {
+        Verdict::Pass
+    } else {
+        Verdict::Fail
+    };
     let mut text = format!(
         "# {} #{}: a panel of {} reviewers\n\nEach section is one reviewer's review; the panel passes only if \
          every reviewer passes.\n",
@@ -202,16 +212,32 @@ mod tests {
             Reviewer::parse("claude:opus").unwrap(),
             Reviewer::parse("codex:gpt-5-codex").unwrap(),
         );
-        let (pass, fail, unknown) = (said(Verdict::Pass), said(Verdict::Fail), said(Verdict::Unknown));
+        let (pass, fail, unknown) = (
+            said(Verdict::Pass),
+            said(Verdict::Fail),
+            said(Verdict::Unknown),
+        );
         let (text, r) = merge(&due(), &[(&a, &pass), (&b, &pass)]);
         assert_eq!(r.verdict, Verdict::Pass);
         assert!(text.ends_with("\nVERDICT: PASS\n"));
-        assert!(text.contains("## Reviewer claude:opus: PASS") && text.contains("## Reviewer codex:gpt-5-codex: PASS"));
+        assert!(
+            text.contains("## Reviewer claude:opus: PASS")
+                && text.contains("## Reviewer codex:gpt-5-codex: PASS")
+        );
         assert_eq!(crate::model::verdict::from_text(&text), Some(true));
         let (text, r) = merge(&due(), &[(&a, &pass), (&b, &fail)]);
-        assert_eq!((r.verdict, r.source.as_str()), (Verdict::Fail, "panel(claude:opus=PASS,codex:gpt-5-codex=FAIL)"));
+        assert_eq!(
+            (r.verdict, r.source.as_str()),
+            (
+                Verdict::Fail,
+                "panel(claude:opus=PASS,codex:gpt-5-codex=FAIL)"
+            )
+        );
         assert!(text.ends_with("\nVERDICT: FAIL\n"));
-        assert_eq!(merge(&due(), &[(&a, &pass), (&b, &unknown)]).1.verdict, Verdict::Fail);
+        assert_eq!(
+            merge(&due(), &[(&a, &pass), (&b, &unknown)]).1.verdict,
+            Verdict::Fail
+        );
         assert_eq!(merge(&due(), &[]).1.verdict, Verdict::Fail);
     }
 }

@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod processes;
+pub mod vendors;
 
 use assert_cmd::Command;
 use serde_json::{Value, json};
@@ -148,7 +149,9 @@ impl Project {
             .env_remove("TASKIE_PLAN")
             .env_remove("CLAUDE_PROJECT_DIR")
             .env_remove("TASKIE_REVIEW_TIMEOUT")
-            .env("TASKIE_REVIEWER", self.reviewer_path());
+            .env("TASKIE_REVIEWER", self.reviewer_path())
+            .env("TASKIE_CODEX", self.reviewer_dir().join("fake-codex"))
+            .env("TASKIE_GEMINI", self.reviewer_dir().join("fake-gemini"));
         for (k, v) in &self.env {
             cmd.env(k, v);
         }
