@@ -15,4 +15,5 @@ mod properties;
 mod reviewer;
 mod reviewers;
 mod security;
+mod vendors_e2e;
 mod workflow;

@@ -2,6 +2,8 @@
 //! binaries, and a fake reviewer script selected through `TASKIE_REVIEWER`.
 #![allow(dead_code)]
 
+pub mod fake_gemini;
+pub mod fake_openai;
 pub mod processes;
 pub mod vendors;
 
