@@ -141,6 +141,14 @@ fn alternate_mode_runs_claude_then_codex_by_iteration_and_codex_gets_its_documen
 }
 
 #[test]
+fn a_claude_entry_runs_the_claude_reviewer_with_its_model() {
+    let p = plan_review(json!({"reviewers": ["claude:sonnet"], "review_model": "opus"}));
+    p.stop();
+    assert_eq!(p.reviewer_args()[..3], ["--print", "--model", "sonnet"]);
+    assert_eq!(p.last_event()["model"], "claude:sonnet");
+}
+
+#[test]
 fn gemini_reviews_with_its_documented_command_and_its_verdict_line_decides() {
     let p = plan_review(json!({"reviewers": ["gemini:gemini-2.5-pro"]})).gemini(&Vendor::fail());
     let reason = p.stop().reason();
@@ -384,6 +392,12 @@ fn a_spent_budget_hard_stops_the_next_review_and_claude_gets_what_remains() {
     let status = p.taskie_json(&["status", "--json"]);
     assert_eq!(status["cycle"]["status"], "hard-stop");
     assert_eq!(status["hard_stop"]["stop_reason"], "budget_exhausted");
+    let route = p.run_taskie(&["continue-plan"]);
+    assert!(
+        route.stdout.contains("max_cost_usd=") && route.stdout.contains("taskie advance"),
+        "continue-plan asks the human with the resolving commands: {}",
+        route.stdout
+    );
 
     p.run_taskie(&["state", "set", "max_cost_usd=1"]).ok();
     assert!(p.stop().is_block(), "a raised budget lets review #3 run");
