@@ -68,7 +68,16 @@ fn without_reviewers_the_claude_reviewer_runs_as_before_and_its_spend_is_logged(
 fn alternate_mode_runs_claude_then_codex_by_iteration_and_codex_gets_its_documented_command() {
     let p = plan_review(json!({"reviewers": ["claude:opus", "codex:gpt-5-codex"]}))
         .codex(&Vendor::pass());
+    assert_eq!(
+        p.taskie_json(&["status", "--json"])["cycle"]["model"],
+        "claude:opus"
+    );
     assert!(p.stop().is_block());
+    assert_eq!(
+        p.taskie_json(&["status", "--json"])["cycle"]["model"],
+        "codex:gpt-5-codex",
+        "status names the next review's reviewer"
+    );
     assert_eq!((p.reviewer_calls(), p.vendor_calls("codex")), (1, 0));
     assert_eq!(p.last_event()["model"], "claude:opus");
     post_review(&p, 1);

@@ -160,6 +160,16 @@ fn status_of(f: &Facts, s: &State, r: Review, k: u64) -> CycleStatus {
     }
 }
 
+/// Who does the next review: `review_model`, or the `reviewers` entries due (SPEC §18).
+fn next_reviewers(s: &State, k: u64) -> String {
+    if s.reviewers.is_empty() {
+        return s.review_model.clone();
+    }
+    let (list, _, _) = cycle::reviewers_for(s, k.saturating_add(1), 0.0);
+    let names: Vec<String> = list.iter().map(ToString::to_string).collect();
+    names.join(",")
+}
+
 /// Whether a diagnostics object is about this cycle at this iteration.
 fn diagnostics_match(diag: &Value, c: &Cycle) -> bool {
     diag["review"] == c.review
@@ -193,7 +203,7 @@ pub fn build(f: &Facts, dir: &str, verdicts: &[(u64, String)], diag: Option<Valu
             task: s.current_task.filter(|_| r == Review::Code),
             iteration: k,
             max_reviews: s.max_reviews,
-            model: s.review_model.clone(),
+            model: next_reviewers(s, k),
             consecutive_clean: s.consecutive_clean,
             clean_reviews_required: s.clean_reviews_required,
             review_failures: s.review_failures,
