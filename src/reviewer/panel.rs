@@ -90,10 +90,14 @@ fn conclude(project: &Project, f: &Facts, due: &Due, attempts: Vec<Attempt>) -> 
         .collect();
     let reviewed = if let Some((first, failure, log)) = failed.first() {
         let names: Vec<String> = failed.iter().map(|(r, _, _)| r.to_string()).collect();
+        let who = if names.len() == 1 {
+            format!("panel member {first}")
+        } else {
+            format!("panel members {} failed; {first}", names.join(" and "))
+        };
         Reviewed::Failed {
             reason: format!(
-                "the panel's {} failed ({first}: {}); no review was recorded",
-                names.join(" and "),
+                "{who} {}; the panel's review was not recorded",
                 failure.error
             ),
             log: log.to_string(),
