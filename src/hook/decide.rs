@@ -450,6 +450,44 @@ mod tests {
     }
 
     #[test]
+    fn a_passing_panel_of_two_counts_twice_and_a_passing_single_reviewer_once() {
+        let state = r#"{"next_phase":"plan-review","reviewers":["claude:opus","codex:gpt-5-codex"],"review_mode":"panel"}"#;
+        let p = plan(state);
+        let f = p.facts();
+        let d = due(decide(&f));
+        assert!(d.panel);
+        assert_eq!(d.model, "claude:opus,codex:gpt-5-codex");
+        let o = conclude(&f, &d, &verdict(Verdict::Pass));
+        assert_eq!(o.record.path, Path::Advanced);
+        assert_eq!(o.write.unwrap().next_phase.as_deref(), Some("create-tasks"));
+
+        let p = plan(&state.replace("panel", "alternate"));
+        let f = p.facts();
+        let d = due(decide(&f));
+        assert!(!d.panel);
+        assert_eq!(d.model, "claude:opus");
+        let o = conclude(&f, &d, &verdict(Verdict::Pass));
+        assert_eq!(o.record.path, Path::ReviewBlocked);
+        assert_eq!(o.write.unwrap().consecutive_clean, 1);
+    }
+
+    #[test]
+    fn a_spent_budget_is_a_hard_stop_and_what_remains_goes_to_the_reviewer() {
+        let p = plan(r#"{"next_phase":"plan-review","max_cost_usd":1.0}"#);
+        let mut f = p.facts();
+        f.spent_usd = 0.25;
+        assert_eq!(due(decide(&f)).budget_left, Some(0.75));
+        f.spent_usd = 1.0;
+        match decide(&f) {
+            Step::HardStop(stop, rec) => {
+                assert_eq!(stop.reason, cycle::StopReason::BudgetExhausted);
+                assert_eq!((stop.spent_usd, rec.path), (1.0, Path::HardStop));
+            }
+            other => panic!("expected a hard stop, got {other:?}"),
+        }
+    }
+
+    #[test]
     fn post_review_detection_continues_the_cycle() {
         let s = r#"{"phase":"code-review","next_phase":"post-code-review","phase_iteration":2,"current_task":3}"#;
         let p = plan(s)

@@ -225,6 +225,44 @@ mod tests {
     }
 
     #[test]
+    fn spend_is_logged_flat_and_read_back_from_both_generations_for_one_plan() {
+        let dir = tempfile::tempdir().unwrap();
+        let rec = |plan: &str, cost: f64| Record {
+            plan: plan.into(),
+            outcome: "block",
+            path: Path::ReviewBlocked,
+            review: Some("plan-review"),
+            iteration: Some(1),
+            reviews: Some(2),
+            spend: Spend {
+                cost_usd: Some(cost),
+                input_tokens: Some(10),
+                reviewer_ms: Some(1500),
+                ..Spend::default()
+            },
+            ..Record::default()
+        };
+        append(dir.path(), &rec("p", 0.5)).unwrap();
+        fs_err::rename(dir.path().join(FILE), dir.path().join(format!("{FILE}.1"))).unwrap();
+        append(dir.path(), &rec("p", 0.25)).unwrap();
+        append(dir.path(), &rec("other", 9.0)).unwrap();
+        let line = std::fs::read_to_string(dir.path().join(FILE)).unwrap();
+        let v: serde_json::Value = serde_json::from_str(line.lines().next().unwrap()).unwrap();
+        assert_eq!(
+            (&v["cost_usd"], &v["input_tokens"], &v["reviews"]),
+            (&0.25.into(), &10.into(), &2.into())
+        );
+        assert!(
+            v.get("output_tokens").is_none(),
+            "unreported figures are left out"
+        );
+        let runs = spend_runs(dir.path(), "p");
+        assert_eq!(runs.len(), 2);
+        let t = spend::plan(&runs);
+        assert_eq!((t.reviews, t.cost_usd, t.review_seconds), (4, 0.75, 3.0));
+    }
+
+    #[test]
     fn appends_and_rotates_past_the_limit() {
         let dir = tempfile::tempdir().unwrap();
         let rec = Record {
