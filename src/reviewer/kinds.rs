@@ -142,10 +142,18 @@ pub fn reported(words: &str, exit: i32) -> Failure {
     Failure::new(ReviewerError::Reported(text), Some(exit))
 }
 
-/// The first non-empty stderr line that is not a warning: what a CLI said before it died.
+/// The first stderr line that says error, else the first that is not a warning or
+/// chatter: what a CLI said before it died.
 pub fn first_error_line(stderr: &[u8]) -> Option<String> {
     let text = String::from_utf8_lossy(stderr);
-    let lines = || text.lines().map(str::trim).filter(|l| !l.is_empty());
+    // codex prints this on every run, whatever happens.
+    let chatter = |l: &&str| l.starts_with("Reading additional input from stdin");
+    let lines = || {
+        text.lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .filter(|l| !chatter(l))
+    };
     lines()
         .find(|l| {
             let lower = l.to_ascii_lowercase();
@@ -190,5 +198,9 @@ mod tests {
             Some("boom")
         );
         assert_eq!(first_error_line(b"\n"), None);
+        assert_eq!(
+            first_error_line(b"Reading additional input from stdin...\nno auth\n").as_deref(),
+            Some("no auth")
+        );
     }
 }

@@ -495,6 +495,20 @@ mod tests {
     use super::*;
 
     #[test]
+    fn a_budget_adds_max_budget_usd_before_the_prompt() {
+        let a: Vec<String> = args_with_budget("opus", "PROMPT", Some(0.75000000001))
+            .into_iter()
+            .map(|s| s.into_string().unwrap())
+            .collect();
+        let plain: Vec<String> = args("opus", "PROMPT")
+            .into_iter()
+            .map(|s| s.into_string().unwrap())
+            .collect();
+        assert_eq!(a[..a.len() - 3], plain[..plain.len() - 1]);
+        assert_eq!(a[a.len() - 3..], ["--max-budget-usd", "0.75", "PROMPT"]);
+    }
+
+    #[test]
     fn arguments_are_exactly_the_documented_ones() {
         let a: Vec<String> = args("opus", "PROMPT")
             .into_iter()
