@@ -70,7 +70,11 @@ pub fn reviewer_failed(plan: &str, due: &Due, reason: &str, log: &str, failures:
             MAX_REVIEW_FAILURES
         )
     } else {
-        let mut vars: Vec<&str> = due.reviewers.iter().map(|r| r.kind.program_env().0).collect();
+        let mut vars: Vec<&str> = due
+            .reviewers
+            .iter()
+            .map(|r| r.kind.program_env().0)
+            .collect();
         vars.sort_unstable();
         vars.dedup();
         let vars = if vars.is_empty() {
