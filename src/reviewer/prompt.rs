@@ -113,7 +113,8 @@ pub fn build_for(project: &Path, f: &Facts, due: &Due, delivery: Delivery) -> St
             );
         }
         Delivery::Structured => p.push_str(
-            "- Do not create or change any file (you run in a read-only sandbox); taskie writes the review file \
+            "- Do not create or change any file (you run in a read-only sandbox, so builds and tests that must \
+             write may fail: say so rather than count it against the work); taskie writes the review file \
              from your answer. Answer with the structured output: `summary` (your review in markdown: what you \
              checked and what you found), `findings` (one string per thing that must be fixed; empty when \
              nothing must be fixed) and `verdict`: `PASS` (nothing must be fixed) or `FAIL` (something must be \
@@ -123,7 +124,8 @@ pub fn build_for(project: &Path, f: &Facts, due: &Due, delivery: Delivery) -> St
             "- Do not create or change any file; taskie writes the review file from your response. Give your \
              whole review (markdown, with a `## Findings` section listing what must be fixed) as your response, \
              and end it with a last line that is exactly `VERDICT: PASS` (nothing must be fixed) or \
-             `VERDICT: FAIL` (something must be fixed).\n",
+             `VERDICT: FAIL` (something must be fixed). Where you cannot run a command this review asks \
+             for, read the files instead and say so in the review.\n",
         ),
     }
     p
