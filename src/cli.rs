@@ -84,6 +84,17 @@ pub struct InitArgs {
     /// Replace an existing state.json.
     #[arg(long)]
     pub force: bool,
+    /// A reviewer as KIND:MODEL, kind claude, codex or gemini (repeat for several; they
+    /// take turns, or run together with --review-mode panel). Default: claude with
+    /// review_model.
+    #[arg(long = "reviewer", value_name = "KIND:MODEL")]
+    pub reviewers: Vec<String>,
+    /// alternate (one reviewer per review, in turn) or panel (all at once).
+    #[arg(long, value_name = "MODE")]
+    pub review_mode: Option<String>,
+    /// The plan's review budget in US dollars: reviews stop once it is spent.
+    #[arg(long, value_name = "USD")]
+    pub max_cost_usd: Option<String>,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -223,7 +234,23 @@ fn dispatch(command: Command, inv: &Invocation, out: &mut dyn Write) -> Result<(
         Command::ContinuePlan(r) => continue_plan::run(inv, r.plan.plan.as_deref(), r.json, out),
         Command::Status(r) => status::run(inv, r.plan.plan.as_deref(), r.json, out),
         Command::Validate(p) => validate::run(inv, p.plan.as_deref(), out),
-        Command::Init(a) => init::run(inv, &a.plan_id, a.max_reviews, a.tdd, a.force, out),
+        Command::Init(a) => {
+            let mut options = Vec::new();
+            if !a.reviewers.is_empty() {
+                options.push(("reviewers", a.reviewers.join(",")));
+            }
+            options.extend(a.review_mode.map(|m| ("review_mode", m)));
+            options.extend(a.max_cost_usd.map(|c| ("max_cost_usd", c)));
+            init::run(
+                inv,
+                &a.plan_id,
+                a.max_reviews,
+                a.tdd,
+                a.force,
+                &options,
+                out,
+            )
+        }
         Command::Mark(a) => mark::run(inv, a.plan.plan.as_deref(), a.phase, a.task, out),
         Command::State(StateCommand::Get { field, plan }) => {
             state::get(inv, plan.plan.as_deref(), field.as_deref(), out)

@@ -619,7 +619,7 @@ proptest! {
         result in reviewed(),
     ) {
         let state = Ok(Some(state));
-        let f = Facts { plan: "p", stop_hook_active: active, errors: &errors, state: &state, files: &files, tasks: &rows };
+        let f = Facts { plan: "p", stop_hook_active: active, errors: &errors, state: &state, files: &files, tasks: &rows, spent_usd: 0.0 };
         match decide::decide(&f) {
             Step::Done(o) => {
                 if o.answer.is_block() {
@@ -682,6 +682,7 @@ fn blocks_per_cycle_never_exceed_max_reviews_in_a_pure_simulation() {
                     state: &read,
                     files: &files,
                     tasks: &rows,
+                    spent_usd: 0.0,
                 };
                 let (blocked, next, new_files) = match decide::decide(&f) {
                     Step::Done(o) => (o.answer.is_block(), o.write, vec![]),

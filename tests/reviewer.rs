@@ -387,7 +387,7 @@ fn rate_and_usage_limits_are_named_as_such() {
                 message: "rate_limit_error",
             }),
         );
-        assert_failure(&p, "hit a rate or usage limit of the API");
+        assert_failure(&p, "hit a rate or usage limit (API Error: ");
     }
 }
 
@@ -401,7 +401,7 @@ fn a_non_zero_exit_without_a_result_quotes_the_first_line_of_stderr() {
     );
     assert_failure(
         &p,
-        "exited with status 1: --dangerously-skip-permissions cannot be used with root",
+        "reported an error: --dangerously-skip-permissions cannot be used with root (exit status 1)",
     );
 }
 

@@ -21,6 +21,12 @@ fn check(p: &Project, name: &str, text: &str) {
     settings.add_filter(r"\d{8}T\d{6}Z", "[TIME]");
     // The prompt names the project's absolute path, so its length varies with it.
     settings.add_filter(r"… \(\d+ bytes\)", "… ([N] bytes)");
+    // Review time is the reviewer processes' wall time, which the machine decides.
+    settings.add_filter(r"\b\d+m \d\ds\b", "[DURATION]");
+    settings.add_filter(
+        r#""review_seconds": [0-9.e-]+"#,
+        r#""review_seconds": [SECONDS]"#,
+    );
     settings.bind(|| insta::assert_snapshot!(name, text));
 }
 

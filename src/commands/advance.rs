@@ -83,6 +83,7 @@ mod tests {
             state: &st,
             files: &[],
             tasks: &rows,
+            spent_usd: 0.0,
         };
         advance(&f, &s).map(|(s, _)| s)
     }

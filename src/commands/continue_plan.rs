@@ -352,7 +352,7 @@ fn next_review(f: &Facts, s: &State, r: Review, k: u64, why: String) -> Route {
 /// Whether the hook would hard-stop review k+1 of `r` (SPEC §5 step 14), in words
 /// with the commands that resolve it.
 fn hard_stop(f: &Facts, s: &State, r: Review) -> Option<String> {
-    let reason = cycle::hard_stop(s)?;
+    let reason = cycle::hard_stop(s, f.spent_usd)?;
     let p = f.plan;
     let target = cycle::advance_target(r, s, f.tasks);
     let advance = format!("`taskie advance --plan {p}` accepts the work and moves on to {target}");
@@ -373,6 +373,13 @@ fn hard_stop(f: &Facts, s: &State, r: Review) -> Option<String> {
                 format!("{} reviews", s.max_reviews)
             },
             s.max_reviews.saturating_add(4)
+        )),
+        StopReason::BudgetExhausted => Some(format!(
+            "the plan's reviews have cost ${} of its ${} budget (max_cost_usd), so reviews are hard-stopped; \
+             ask the human: `taskie state set --plan {p} max_cost_usd=<more>` raises the budget, or {advance} \
+             (details: `taskie status --plan {p}`)",
+            crate::model::spend::dollars(f.spent_usd),
+            crate::model::spend::dollars(s.max_cost_usd.unwrap_or(0.0))
         )),
     }
 }
@@ -565,6 +572,7 @@ mod tests {
                 state: &self.state,
                 files: &self.files,
                 tasks: &self.tasks,
+                spent_usd: 0.0,
             })
         }
 

@@ -19,15 +19,22 @@ pub fn initial(max_reviews: u64, tdd: bool) -> State {
     s
 }
 
-/// `taskie init <plan-id> [--max-reviews N] [--tdd] [--force]`.
+/// `taskie init <plan-id> [--max-reviews N] [--tdd] [--force] [--reviewer K:M]…
+/// [--review-mode M] [--max-cost-usd USD]`; `options` are the optional fields of SPEC
+/// §18 as (field, text), checked by the rules `taskie state set` uses.
 pub fn run(
     inv: &Invocation,
     plan: &str,
     max_reviews: u64,
     tdd: bool,
     force: bool,
+    options: &[(&str, String)],
     out: &mut dyn Write,
 ) -> Result<(), Error> {
+    let mut state = initial(max_reviews, tdd);
+    for (field, text) in options {
+        state.set_from_text(field, text).map_err(Error::Usage)?;
+    }
     let target = Target {
         project: inv.project()?,
         plan: plan.into(),
@@ -51,7 +58,6 @@ pub fn run(
             target.rel("state.json")
         )));
     }
-    let state = initial(max_reviews, tdd);
     target.write_state(&held, &state)?;
     inv.bind(&target);
     let next = if max_reviews == 0 {

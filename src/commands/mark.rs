@@ -389,6 +389,7 @@ mod tests {
             state: &st,
             files: &files,
             tasks: &[],
+            spent_usd: 0.0,
         };
         transition(&f, &s, m, task)
     }

@@ -9,6 +9,7 @@ use crate::model::facts::Facts;
 use crate::model::phase::{Phase, Review};
 use crate::model::plan_file;
 use crate::model::plan_file::PlanFile;
+use crate::model::spend;
 use crate::model::state::State;
 use crate::model::text::clip;
 use crate::paint::{Paint, WIDTH, wrap};
@@ -36,6 +37,39 @@ pub struct Report {
     pub hard_stop: Option<Diagnostics>,
     /// Structure errors (SPEC §7).
     pub errors: Vec<String>,
+    /// What the reviews cost (SPEC §18).
+    pub spend: SpendReport,
+}
+
+/// The spend of the current (or just passed) cycle and of the whole plan.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+pub struct SpendReport {
+    pub cycle: spend::Totals,
+    pub plan: spend::Totals,
+    /// `max_cost_usd`, when set.
+    pub budget_usd: Option<f64>,
+}
+
+impl SpendReport {
+    /// From the plan's logged runs (oldest first) and its state (pure).
+    pub fn of(runs: &[spend::Run], state: Option<&State>, cycle: Option<&Cycle>) -> SpendReport {
+        let cycle = cycle
+            .map(|c| {
+                let passed = c.status == CycleStatus::Passed;
+                let next = if passed {
+                    c.iteration
+                } else {
+                    c.iteration.saturating_add(1)
+                };
+                spend::cycle(runs, c.review.name(), next, passed)
+            })
+            .unwrap_or_default();
+        SpendReport {
+            cycle,
+            plan: spend::plan(runs),
+            budget_usd: state.and_then(|s| s.max_cost_usd),
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -122,11 +156,21 @@ fn status_of(f: &Facts, s: &State, r: Review, k: u64) -> CycleStatus {
         CycleStatus::Passed
     } else if s.max_reviews == 0 {
         CycleStatus::ReviewsDisabled
-    } else if cycle::hard_stop(s).is_some() {
+    } else if cycle::hard_stop(s, f.spent_usd).is_some() {
         CycleStatus::HardStop
     } else {
         CycleStatus::ReviewDue
     }
+}
+
+/// Who does the next review: `review_model`, or the `reviewers` entries due (SPEC §18).
+fn next_reviewers(s: &State, k: u64) -> String {
+    if s.reviewers.is_empty() {
+        return s.review_model.clone();
+    }
+    let (list, _, _) = cycle::reviewers_for(s, k.saturating_add(1), 0.0);
+    let names: Vec<String> = list.iter().map(ToString::to_string).collect();
+    names.join(",")
 }
 
 /// Whether a diagnostics object is about this cycle at this iteration.
@@ -167,7 +211,7 @@ pub fn build(
             task: s.current_task.filter(|_| r == Review::Code),
             iteration: k,
             max_reviews: s.max_reviews,
-            model: s.review_model.clone(),
+            model: next_reviewers(s, k),
             consecutive_clean: s.consecutive_clean,
             clean_reviews_required: s.clean_reviews_required,
             review_failures: s.review_failures,
@@ -230,6 +274,7 @@ pub fn build(
         reviews,
         hard_stop,
         errors: f.errors.to_vec(),
+        spend: SpendReport::default(),
     }
 }
 
@@ -273,6 +318,7 @@ pub fn human(r: &Report, p: &Paint) -> String {
     if let Some(c) = &r.cycle {
         cycle_lines(&mut out, p, r, c);
     }
+    spend_line(&mut out, p, &r.spend);
     tasks_lines(&mut out, p, r);
     if let Some(diag) = &r.hard_stop {
         hard_stop_lines(&mut out, p, diag);
@@ -293,6 +339,28 @@ pub fn human(r: &Report, p: &Paint) -> String {
         }
     }
     out
+}
+
+/// `Spend     cycle 2 reviews, 3m 04s, $0.42 · plan 7 reviews, 12m 10s, $1.90 of $5`.
+fn spend_line(out: &mut String, p: &Paint, s: &SpendReport) {
+    if s.plan.reviews == 0 && s.budget_usd.is_none() {
+        return;
+    }
+    let totals = |t: &spend::Totals| {
+        let secs = t.review_seconds.round() as u64;
+        format!(
+            "{}, {}m {:02}s, ${}",
+            reviews(t.reviews),
+            secs / 60,
+            secs % 60,
+            spend::dollars(t.cost_usd)
+        )
+    };
+    let mut text = format!("cycle {} · plan {}", totals(&s.cycle), totals(&s.plan));
+    if let Some(b) = s.budget_usd {
+        text.push_str(&format!(" of ${} (max_cost_usd)", spend::dollars(b)));
+    }
+    line(out, p, "Spend", &text);
 }
 
 fn cycle_lines(out: &mut String, p: &Paint, r: &Report, c: &Cycle) {
@@ -433,7 +501,13 @@ pub fn run(
         },
         _ => (Vec::new(), None),
     };
-    let report = build(&facts, &target.rel_dir(), &verdicts, diag);
+    let mut report = build(&facts, &target.rel_dir(), &verdicts, diag);
+    let state = gathered.state.as_ref().ok().and_then(Option::as_ref);
+    report.spend = SpendReport::of(
+        &event_log::spend_runs(&logs, &target.plan),
+        state,
+        report.cycle.as_ref(),
+    );
     if json {
         let text = serde_json::to_string_pretty(&report).map_err(std::io::Error::other)?;
         writeln!(out, "{text}")?;
@@ -476,6 +550,7 @@ mod tests {
             state: &st,
             files: &files,
             tasks: &tasks,
+            spent_usd: 0.0,
         };
         build(&f, ".taskie/plans/p", &v, diag)
     }

@@ -110,7 +110,7 @@ pub fn decide(f: &Facts) -> Step {
     }
     // Step 14.
     let n = done_so_far.saturating_add(1);
-    if let Some(reason) = cycle::hard_stop(&base) {
+    if let Some(reason) = cycle::hard_stop(&base, f.spent_usd) {
         let last_review = newest_review(f, r, base.current_task, done_so_far.max(1));
         let mut rec = record(f, Path::HardStop, Some(state), None);
         rec.outcome = "allow";
@@ -123,6 +123,7 @@ pub fn decide(f: &Facts) -> Step {
             iterations: done_so_far,
             state: state.clone(),
             last_review,
+            spent_usd: f.spent_usd,
         };
         return Step::HardStop(stop, rec);
     }
@@ -138,10 +139,21 @@ pub fn decide(f: &Facts) -> Step {
         );
     }
     let task = base.current_task.filter(|_| r == Review::Code);
+    let (reviewers, panel, budget_left) = cycle::reviewers_for(&base, n, f.spent_usd);
+    // The record's model: `review_model` for the §8 reviewer, else who reviewed.
+    let model = if base.reviewers.is_empty() {
+        base.review_model.clone()
+    } else {
+        let names: Vec<String> = reviewers.iter().map(ToString::to_string).collect();
+        names.join(",")
+    };
     Step::Review(Due {
         review: r,
         iteration: n,
-        model: base.review_model.clone(),
+        model,
+        reviewers,
+        panel,
+        budget_left,
         task,
         review_file: review_file(r, n, task).expect("code-review has a task after step 15"),
         post_file: post_file(r, n, task).expect("code-review has a task after step 15"),
@@ -181,7 +193,7 @@ pub fn conclude(f: &Facts, due: &Due, reviewed: &Reviewed) -> Outcome {
 
     let mut next = due.base.clone();
     next.consecutive_clean = if reading.verdict == Verdict::Pass {
-        next.consecutive_clean.saturating_add(1)
+        next.consecutive_clean.saturating_add(due.weight())
     } else {
         0
     };
@@ -384,6 +396,7 @@ mod tests {
                 state: &self.state,
                 files: &self.files,
                 tasks: &self.tasks,
+                spent_usd: 0.0,
             }
         }
     }
@@ -444,6 +457,44 @@ mod tests {
             (d.review_file.as_str(), d.post_file.as_str()),
             ("plan-review-1.md", "plan-post-review-1.md")
         );
+    }
+
+    #[test]
+    fn a_passing_panel_of_two_counts_twice_and_a_passing_single_reviewer_once() {
+        let state = r#"{"next_phase":"plan-review","reviewers":["claude:opus","codex:gpt-5-codex"],"review_mode":"panel"}"#;
+        let p = plan(state);
+        let f = p.facts();
+        let d = due(decide(&f));
+        assert!(d.panel);
+        assert_eq!(d.model, "claude:opus,codex:gpt-5-codex");
+        let o = conclude(&f, &d, &verdict(Verdict::Pass));
+        assert_eq!(o.record.path, Path::Advanced);
+        assert_eq!(o.write.unwrap().next_phase.as_deref(), Some("create-tasks"));
+
+        let p = plan(&state.replace("panel", "alternate"));
+        let f = p.facts();
+        let d = due(decide(&f));
+        assert!(!d.panel);
+        assert_eq!(d.model, "claude:opus");
+        let o = conclude(&f, &d, &verdict(Verdict::Pass));
+        assert_eq!(o.record.path, Path::ReviewBlocked);
+        assert_eq!(o.write.unwrap().consecutive_clean, 1);
+    }
+
+    #[test]
+    fn a_spent_budget_is_a_hard_stop_and_what_remains_goes_to_the_reviewer() {
+        let p = plan(r#"{"next_phase":"plan-review","max_cost_usd":1.0}"#);
+        let mut f = p.facts();
+        f.spent_usd = 0.25;
+        assert_eq!(due(decide(&f)).budget_left, Some(0.75));
+        f.spent_usd = 1.0;
+        match decide(&f) {
+            Step::HardStop(stop, rec) => {
+                assert_eq!(stop.reason, cycle::StopReason::BudgetExhausted);
+                assert_eq!((stop.spent_usd, rec.path), (1.0, Path::HardStop));
+            }
+            other => panic!("expected a hard stop, got {other:?}"),
+        }
     }
 
     #[test]

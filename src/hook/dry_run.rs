@@ -59,7 +59,7 @@ pub struct PlanChoice {
 #[derive(Debug, Serialize)]
 #[serde(untagged)]
 pub enum StateRead {
-    Read(State),
+    Read(Box<State>),
     Error { error: String },
     Missing,
 }
@@ -169,7 +169,7 @@ pub fn report(opts: &Options, cwd: Option<PathBuf>) -> Report {
     };
     r.validation = Some(g.errors.clone());
     r.state = Some(match &g.state {
-        Ok(Some(s)) => StateRead::Read(s.clone()),
+        Ok(Some(s)) => StateRead::Read(Box::new(s.clone())),
         Ok(None) => StateRead::Missing,
         Err(e) => StateRead::Error {
             error: e.to_string(),
@@ -187,13 +187,8 @@ pub fn report(opts: &Options, cwd: Option<PathBuf>) -> Report {
         }
         Step::Review(due) => {
             let config = reviewer::Config::from_env(&mut |w| eprintln!("taskie-hook: {w}"));
-            let prompt = crate::reviewer::prompt::build(&project.root, &facts, &due);
-            let mut argv = vec![config.program.to_string_lossy().into_owned()];
-            argv.extend(
-                reviewer::args(&due.model, &shorten(&prompt))
-                    .iter()
-                    .map(|a| a.to_string_lossy().into_owned()),
-            );
+            // The first reviewer's command line (each panel member has its own).
+            let argv = reviewer::command_line(&project, &facts, &due, &config, &shorten);
             r.branch = "review-due".into();
             r.review = Some(ReviewPlan {
                 review: due.review.name(),

@@ -71,9 +71,21 @@ pub fn reviewer_failed(plan: &str, due: &Due, reason: &str, log: &str, failures:
             MAX_REVIEW_FAILURES
         )
     } else {
+        let mut vars: Vec<&str> = due
+            .reviewers
+            .iter()
+            .map(|r| r.kind.program_env().0)
+            .collect();
+        vars.sort_unstable();
+        vars.dedup();
+        let vars = if vars.is_empty() {
+            "`TASKIE_REVIEWER`".to_string()
+        } else {
+            format!("`{}`", vars.join("`, `"))
+        };
         format!(
             "{head} That was attempt {failures} of {}: reviews for this plan are hard-stopped. Fix the reviewer \
-             (see the log; `TASKIE_REVIEWER` chooses the program), then run `taskie state set review_failures=0`, \
+             (see the log; {vars} chooses the program), then run `taskie state set review_failures=0`, \
              or skip this review with `taskie advance`.",
             MAX_REVIEW_FAILURES
         )

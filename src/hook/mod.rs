@@ -259,8 +259,14 @@ fn run(opts: &Options, input: &[u8]) -> Finished {
             }
             let config = reviewer::Config::from_env(&mut |w| eprintln!("taskie-hook: {w}"));
             let before = state_bytes(&state_path).ok().flatten();
-            let reviewed = reviewer::review(&project, &facts, &due, &config);
-            let outcome = decide::conclude(&facts, &due, &reviewed);
+            let run = reviewer::review(&project, &facts, &due, &config);
+            let mut outcome = decide::conclude(&facts, &due, &run.reviewed);
+            // What the run cost is logged whatever the decision (SPEC §18).
+            if run.reviews > 0 {
+                outcome.record.reviews = Some(run.reviews);
+                outcome.record.spend = run.spend;
+                outcome.record.panel = run.panel;
+            }
             match state_bytes(&state_path).ok().flatten() {
                 now if now == before => outcome,
                 now => {

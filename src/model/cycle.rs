@@ -3,6 +3,8 @@
 //! once; the hook, `continue-plan`, `status`, `mark` and `advance` call it.
 
 use crate::model::phase::{Phase, Review};
+use crate::model::reviewers::{self, Mode, Reviewer};
+use crate::model::spend;
 use crate::model::state::State;
 use crate::model::tasks::TaskRow;
 use crate::model::verdict::Reading;
@@ -19,18 +21,34 @@ pub fn in_progress(s: &State) -> Option<Review> {
 /// Why review N = `phase_iteration + 1` may not run (SPEC §5 step 14), if it may not.
 /// Reviewer failures are checked first: they are what the human must fix. An iteration
 /// count that cannot grow is a spent cycle too (saturating would repeat the iteration).
-/// With reviews disabled there is no cycle to stop.
-pub fn hard_stop(s: &State) -> Option<StopReason> {
+/// With reviews disabled there is no cycle to stop. `plan_spent_usd` is what the
+/// plan's logged reviews cost: once it reaches `max_cost_usd` no review may start
+/// (SPEC §18); that comes before the cycle limit, which raising could not help.
+pub fn hard_stop(s: &State, plan_spent_usd: f64) -> Option<StopReason> {
     let done = s.phase_iteration.unwrap_or(0);
     if s.max_reviews == 0 {
         None
     } else if s.review_failures >= MAX_REVIEW_FAILURES {
         Some(StopReason::ReviewerFailuresExhausted)
+    } else if s
+        .max_cost_usd
+        .is_some_and(|budget| plan_spent_usd >= budget)
+    {
+        Some(StopReason::BudgetExhausted)
     } else if done.checked_add(1).is_none_or(|n| n > s.max_reviews) {
         Some(StopReason::MaxReviewsReached)
     } else {
         None
     }
+}
+
+/// Who reviews at iteration `n` of state `s`, whether as a panel, and what budget is
+/// left after `spent_usd` (SPEC §18).
+pub fn reviewers_for(s: &State, n: u64, spent_usd: f64) -> (Vec<Reviewer>, bool, Option<f64>) {
+    let list = reviewers::for_iteration(&s.reviewers, s.review_mode, n, &s.review_model);
+    let panel = s.review_mode == Mode::Panel && list.len() > 1;
+    let left = s.max_cost_usd.map(|b| spend::remaining(b, spent_usd));
+    (list, panel, left)
 }
 
 /// A new cycle (SPEC §14 "cycle reset"): no reviews run, the first reviewer model, no
@@ -49,6 +67,7 @@ pub const FIRST_MODEL: &str = "opus";
 pub enum StopReason {
     MaxReviewsReached,
     ReviewerFailuresExhausted,
+    BudgetExhausted,
 }
 
 impl StopReason {
@@ -56,6 +75,7 @@ impl StopReason {
         match self {
             StopReason::MaxReviewsReached => "max_reviews_reached",
             StopReason::ReviewerFailuresExhausted => "reviewer_failures_exhausted",
+            StopReason::BudgetExhausted => "budget_exhausted",
         }
     }
 }
@@ -70,6 +90,8 @@ pub struct HardStop {
     pub state: State,
     /// The newest review file of this cycle, if any was written.
     pub last_review: Option<String>,
+    /// What the plan's logged reviews cost (counted only when it has a budget).
+    pub spent_usd: f64,
 }
 
 #[derive(Debug, Clone, PartialEq)]
@@ -84,6 +106,23 @@ pub struct Due {
     pub read: State,
     /// The state the review starts from (after post-review detection).
     pub base: State,
+    /// Who reviews (SPEC §18): one reviewer, or every member of a panel.
+    pub reviewers: Vec<Reviewer>,
+    /// All of `reviewers` run together and their verdicts make one review.
+    pub panel: bool,
+    /// What is left of `max_cost_usd`, when the plan has a budget.
+    pub budget_left: Option<f64>,
+}
+
+impl Due {
+    /// Clean reviews a PASS counts for: a passing panel of k is k clean reviews.
+    pub fn weight(&self) -> u64 {
+        if self.panel {
+            self.reviewers.len() as u64
+        } else {
+            1
+        }
+    }
 }
 
 /// How the reviewer run ended, as far as the decision cares.
@@ -209,16 +248,42 @@ mod tests {
         let mut s = State::default();
         s.max_reviews = 2;
         s.phase_iteration = Some(1);
-        assert_eq!(hard_stop(&s), None);
+        assert_eq!(hard_stop(&s, 0.0), None);
         s.phase_iteration = Some(2);
-        assert_eq!(hard_stop(&s), Some(StopReason::MaxReviewsReached));
+        assert_eq!(hard_stop(&s, 0.0), Some(StopReason::MaxReviewsReached));
         s.review_failures = MAX_REVIEW_FAILURES;
-        assert_eq!(hard_stop(&s), Some(StopReason::ReviewerFailuresExhausted));
+        assert_eq!(
+            hard_stop(&s, 0.0),
+            Some(StopReason::ReviewerFailuresExhausted)
+        );
         s.phase_iteration = Some(u64::MAX);
         s.review_failures = 0;
         s.max_reviews = u64::MAX;
-        assert_eq!(hard_stop(&s), Some(StopReason::MaxReviewsReached));
+        assert_eq!(hard_stop(&s, 0.0), Some(StopReason::MaxReviewsReached));
         s.max_reviews = 0;
-        assert_eq!(hard_stop(&s), None, "reviews disabled: nothing to stop");
+        assert_eq!(
+            hard_stop(&s, 0.0),
+            None,
+            "reviews disabled: nothing to stop"
+        );
+    }
+
+    #[test]
+    fn a_spent_budget_stops_the_next_review_after_failures_and_before_the_limit() {
+        let mut s = State::default();
+        s.phase_iteration = Some(1);
+        assert_eq!(hard_stop(&s, 1e9), None, "no budget, no budget stop");
+        s.max_cost_usd = Some(1.0);
+        assert_eq!(hard_stop(&s, 0.99), None);
+        assert_eq!(hard_stop(&s, 1.0), Some(StopReason::BudgetExhausted));
+        s.phase_iteration = Some(8);
+        assert_eq!(hard_stop(&s, 1.5), Some(StopReason::BudgetExhausted));
+        s.review_failures = MAX_REVIEW_FAILURES;
+        assert_eq!(
+            hard_stop(&s, 1.5),
+            Some(StopReason::ReviewerFailuresExhausted)
+        );
+        s.max_reviews = 0;
+        assert_eq!(hard_stop(&s, 1.5), None);
     }
 }

@@ -17,6 +17,9 @@ pub struct Facts<'a> {
     pub files: &'a [String],
     /// Rows of tasks.md; empty when it is missing or not a valid table.
     pub tasks: &'a [TaskRow],
+    /// What the plan's logged reviews cost (SPEC §18); read only when state.json sets a
+    /// budget, 0 otherwise.
+    pub spent_usd: f64,
 }
 
 impl Facts<'_> {

@@ -7,6 +7,8 @@ pub mod cycle;
 pub mod facts;
 pub mod phase;
 pub mod plan_file;
+pub mod reviewers;
+pub mod spend;
 pub mod state;
 pub mod tasks;
 pub mod text;

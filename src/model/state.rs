@@ -2,6 +2,7 @@
 //! read-modify-write that keeps unknown fields and key order.
 
 use crate::model::phase::{self, Phase};
+use crate::model::reviewers::{Mode, Reviewer};
 use serde::{Serialize, Serializer};
 use serde_json::{Map, Value};
 use std::fmt;
@@ -21,6 +22,11 @@ pub struct State {
     pub review_failures: u64,
     pub clean_reviews_required: u64,
     pub auto_continue: bool,
+    /// SPEC §18: empty means the §8 reviewer (claude with `review_model`).
+    pub reviewers: Vec<Reviewer>,
+    pub review_mode: Mode,
+    /// The plan's review budget in US dollars; `None` is no budget.
+    pub max_cost_usd: Option<f64>,
     raw: Map<String, Value>,
 }
 
@@ -33,6 +39,9 @@ pub enum Kind {
     OptionalPhase,
     Model,
     Flag,
+    Reviewers,
+    ReviewMode,
+    OptionalMoney,
 }
 
 impl Kind {
@@ -44,6 +53,11 @@ impl Kind {
             Kind::OptionalPhase => "null or a phase name".into(),
             Kind::Model => "a model name matching ^[A-Za-z0-9._\\[\\]-]+$".into(),
             Kind::Flag => "true or false".into(),
+            Kind::Reviewers => {
+                "a list of \"<kind>:<model>\" with kind claude, codex or gemini".into()
+            }
+            Kind::ReviewMode => "\"alternate\" or \"panel\"".into(),
+            Kind::OptionalMoney => "an amount of US dollars ≥ 0, or null".into(),
         }
     }
 }
@@ -57,7 +71,7 @@ pub struct Field {
     pub established: bool,
 }
 
-pub const FIELDS: [Field; 11] = [
+pub const FIELDS: [Field; 14] = [
     field("max_reviews", Kind::Count { min: 0 }, "8", true),
     field("current_task", Kind::OptionalCount, "null", true),
     field("phase", Kind::Text, "\"\"", true),
@@ -69,6 +83,9 @@ pub const FIELDS: [Field; 11] = [
     field("review_failures", Kind::Count { min: 0 }, "0", false),
     field("clean_reviews_required", Kind::Count { min: 1 }, "2", false),
     field("auto_continue", Kind::Flag, "false", false),
+    field("reviewers", Kind::Reviewers, "[]", false),
+    field("review_mode", Kind::ReviewMode, "\"alternate\"", false),
+    field("max_cost_usd", Kind::OptionalMoney, "null", false),
 ];
 
 const fn field(name: &'static str, kind: Kind, default: &'static str, established: bool) -> Field {
@@ -159,6 +176,9 @@ impl Default for State {
             review_failures: 0,
             clean_reviews_required: 2,
             auto_continue: false,
+            reviewers: Vec::new(),
+            review_mode: Mode::Alternate,
+            max_cost_usd: None,
             raw: Map::new(),
         }
     }
@@ -242,6 +262,27 @@ impl State {
                     _ => self.auto_continue = b,
                 }
             }
+            (_, Kind::Reviewers) => {
+                let items = v.as_array().ok_or_else(bad)?;
+                let mut list = Vec::with_capacity(items.len());
+                for item in items {
+                    let text = item.as_str().ok_or_else(bad)?;
+                    list.push(Reviewer::parse(text).map_err(|why| FieldProblem {
+                        expected: format!("{} ({why})", f.kind.expected()),
+                        ..bad()
+                    })?);
+                }
+                self.reviewers = list;
+            }
+            (_, Kind::ReviewMode) => {
+                self.review_mode = v.as_str().and_then(Mode::from_name).ok_or_else(bad)?;
+            }
+            (_, Kind::OptionalMoney) => {
+                self.max_cost_usd = match v {
+                    Value::Null => None,
+                    _ => Some(money(v).ok_or_else(bad)?),
+                }
+            }
         }
         Ok(())
     }
@@ -257,7 +298,15 @@ impl State {
             ));
         };
         let value = match f.kind {
-            Kind::Text | Kind::Model => Value::String(text.into()),
+            Kind::Text | Kind::Model | Kind::ReviewMode => Value::String(text.into()),
+            // `claude:opus,codex:gpt-5-codex`, or the JSON array itself.
+            Kind::Reviewers if !text.trim_start().starts_with('[') => Value::Array(
+                text.split(',')
+                    .map(str::trim)
+                    .filter(|t| !t.is_empty())
+                    .map(|t| Value::String(t.into()))
+                    .collect(),
+            ),
             Kind::OptionalPhase if text != "null" && !phase::is_known(text) => {
                 return Err(format!(
                     "next_phase \"{text}\" is not a phase; use null or one of: {}",
@@ -359,6 +408,13 @@ impl State {
             "review_failures" => self.review_failures.into(),
             "clean_reviews_required" => self.clean_reviews_required.into(),
             "auto_continue" => self.auto_continue.into(),
+            "reviewers" => self
+                .reviewers
+                .iter()
+                .map(|r| Value::String(r.to_string()))
+                .collect(),
+            "review_mode" => self.review_mode.name().into(),
+            "max_cost_usd" => self.max_cost_usd.into(),
             _ => self.raw.get(name).cloned().unwrap_or(Value::Null),
         }
     }
@@ -373,6 +429,16 @@ fn count(v: &Value) -> Option<u64> {
     }
 }
 
+/// A finite amount ≥ 0, or a string holding one.
+fn money(v: &Value) -> Option<f64> {
+    let n = match v {
+        Value::Number(n) => n.as_f64(),
+        Value::String(s) => s.trim().parse::<f64>().ok(),
+        _ => None,
+    }?;
+    (n.is_finite() && n >= 0.0).then_some(n)
+}
+
 /// `review_model` reaches a command line, so it is restricted (SPEC §8).
 pub fn valid_model(s: &str) -> bool {
     !s.is_empty()
@@ -383,6 +449,11 @@ pub fn valid_model(s: &str) -> bool {
 /// A valid value to suggest in a fix; an empty default is shown quoted so the
 /// suggested command still reads as setting a value.
 fn example(f: &Field) -> String {
+    match f.kind {
+        Kind::Reviewers => return "claude:opus,codex:gpt-5-codex".into(),
+        Kind::OptionalMoney => return "5".into(),
+        _ => {}
+    }
     match f.default.trim_matches('"') {
         "" => "\"\"".into(),
         d => d.into(),
@@ -562,5 +633,73 @@ mod tests {
         );
         s.schedule(None);
         assert_eq!(s.next(), None);
+    }
+
+    #[test]
+    fn reviewers_mode_and_budget_are_read_set_and_written_only_when_set() {
+        let s = parse("{}").unwrap();
+        let text = s.to_json();
+        for name in ["reviewers", "review_mode", "max_cost_usd"] {
+            assert!(
+                !text.contains(&format!("\"{name}\"")),
+                "{name} is optional: {text}"
+            );
+        }
+        let mut s = State::default();
+        s.set_from_text("reviewers", "claude:opus, codex:gpt-5-codex")
+            .unwrap();
+        s.set_from_text("review_mode", "panel").unwrap();
+        s.set_from_text("max_cost_usd", "2.5").unwrap();
+        assert_eq!(s.reviewers.len(), 2);
+        assert_eq!((s.review_mode, s.max_cost_usd), (Mode::Panel, Some(2.5)));
+        let v: Value = serde_json::from_str(&s.to_json()).unwrap();
+        assert_eq!(
+            v["reviewers"],
+            serde_json::json!(["claude:opus", "codex:gpt-5-codex"])
+        );
+        assert_eq!(v["review_mode"], "panel");
+        assert_eq!(v["max_cost_usd"], 2.5);
+        s.set_from_text("reviewers", r#"["gemini:gemini-2.5-pro"]"#)
+            .unwrap();
+        assert_eq!(s.reviewers[0].to_string(), "gemini:gemini-2.5-pro");
+        s.set_from_text("max_cost_usd", "null").unwrap();
+        assert_eq!(s.max_cost_usd, None);
+    }
+
+    #[test]
+    fn bad_reviewers_mode_or_budget_name_the_field_the_value_and_the_fix() {
+        for (json, field, needle) in [
+            (
+                r#"{"reviewers":"claude:opus"}"#,
+                "reviewers",
+                "reviewers=claude:opus,codex:gpt-5-codex",
+            ),
+            (
+                r#"{"reviewers":["gpt:4"]}"#,
+                "reviewers",
+                "not one of claude, codex, gemini",
+            ),
+            (
+                r#"{"reviewers":["claude:op us"]}"#,
+                "reviewers",
+                "must match",
+            ),
+            (
+                r#"{"review_mode":"both"}"#,
+                "review_mode",
+                "review_mode=alternate",
+            ),
+            (r#"{"max_cost_usd":-1}"#, "max_cost_usd", "max_cost_usd=5"),
+            (r#"{"max_cost_usd":"lots"}"#, "max_cost_usd", "US dollars"),
+        ] {
+            let err = parse(json).unwrap_err().to_string();
+            assert!(err.contains(&format!("\"{field}\"")), "{err}");
+            assert!(err.contains(needle), "{err}");
+        }
+        let mut s = State::default();
+        assert!(s.set_from_text("reviewers", "codex").is_err());
+        assert!(s.set_from_text("review_mode", "Panel").is_err());
+        assert!(s.set_from_text("max_cost_usd", "inf").is_err());
+        assert!(s.reviewers.is_empty(), "a refused value changes nothing");
     }
 }

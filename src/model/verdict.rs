@@ -55,6 +55,12 @@ pub fn read(claims: &Claims) -> Reading {
         ("result", claims.result.and_then(|v| word(v.trim()))),
         ("review_file", claims.review_file.and_then(from_text)),
     ];
+    combine(&sources)
+}
+
+/// The rule of SPEC §9 over named sources (`None`: that source gave no verdict). Also
+/// what the other reviewer kinds' structured answers and review texts go through (§9 a').
+pub fn combine(sources: &[(&str, Option<bool>)]) -> Reading {
     let said = |v: bool| -> Vec<&str> {
         sources
             .iter()
@@ -81,7 +87,8 @@ pub fn read(claims: &Claims) -> Reading {
     }
 }
 
-fn word(s: &str) -> Option<bool> {
+/// `PASS` → Some(true), `FAIL` → Some(false), in any case.
+pub fn word(s: &str) -> Option<bool> {
     if s.eq_ignore_ascii_case("pass") {
         Some(true)
     } else if s.eq_ignore_ascii_case("fail") {

@@ -4,12 +4,19 @@
 use crate::clock::Utc;
 use crate::model::cycle::{Due, Reviewed};
 use crate::model::facts::Facts;
-use crate::model::text::clip;
+use crate::model::reviewers::Kind;
+use crate::model::spend::{self, Spend};
 use crate::model::verdict;
 use crate::store::atomic;
+use crate::store::event_log::Member;
 use crate::store::project::Project;
 use process::Ending;
 
+pub mod claude;
+pub mod codex;
+pub mod gemini;
+pub mod kinds;
+pub mod panel;
 pub mod process;
 pub mod prompt;
 pub mod result;
@@ -18,7 +25,7 @@ use crate::store::diagnostics;
 use result::CliResult;
 use std::ffi::OsString;
 use std::fmt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 pub const DEFAULT_TIMEOUT_SECS: u64 = 1500;
@@ -28,16 +35,17 @@ pub const STDERR_LIMIT: usize = 1024 * 1024;
 /// The structured answer asked of every reviewer (SPEC §8): the verdict, and the review in
 /// short, so the review file can be written even when the reviewer wrote none.
 pub const JSON_SCHEMA: &str = r#"{"type":"object","properties":{"verdict":{"type":"string","enum":["PASS","FAIL"]},"summary":{"type":"string"},"findings":{"type":"array","items":{"type":"string"}}},"required":["verdict"]}"#;
-/// What a reviewer may do without asking (it cannot ask: it runs with `--print`): read and
-/// search the project, run commands such as `git diff`, and write its review file. An
-/// allow-list instead of a permission bypass, which Claude Code refuses to root (SPEC §8).
-/// One `=` argument, because the option takes a list and would swallow the prompt.
+/// What a claude reviewer may do without asking (it cannot ask: it runs with `--print`):
+/// read and search the project, run commands such as `git diff`, and write its review
+/// file. An allow-list instead of a permission bypass, which Claude Code refuses to root
+/// (SPEC §8). One `=` argument, because the option takes a list and would swallow the
+/// prompt.
 pub const ALLOWED_TOOLS: &str = "--allowedTools=Bash,Read,Write,Edit,Grep,Glob";
-/// The CLI retries a failing API for about three minutes by default; a review that cannot
-/// reach the API should fail within seconds, so the next stop is not held up.
+/// The claude CLI retries a failing API for about three minutes by default; a review that
+/// cannot reach the API should fail within seconds, so the next stop is not held up.
 pub const CLI_MAX_RETRIES: &str = "2";
-/// Claude Code's variables for the session that runs the hook. The reviewer is a session
-/// of its own: it must not talk to the parent's socket or bind the parent's session.
+/// Claude Code's variables for the session that runs the hook. A reviewer is a session of
+/// its own: it must not talk to the parent's socket or bind the parent's session.
 pub const PARENT_SESSION_VARS: [&str; 5] = [
     "CLAUDECODE",
     "CLAUDE_CODE_SESSION_ID",
@@ -46,10 +54,14 @@ pub const PARENT_SESSION_VARS: [&str; 5] = [
     "CLAUDE_CODE_MESSAGING_TOKEN",
 ];
 
-/// The reviewer program and its time limit, from the environment.
+/// The reviewer programs and the time limit, from the environment.
 #[derive(Debug, Clone)]
 pub struct Config {
+    /// The claude reviewer (`TASKIE_REVIEWER`).
     pub program: OsString,
+    /// `TASKIE_CODEX`, `TASKIE_GEMINI` (SPEC §18).
+    pub codex: OsString,
+    pub gemini: OsString,
     pub timeout: Duration,
 }
 
@@ -57,9 +69,13 @@ impl Config {
     /// `TASKIE_REVIEWER` and `TASKIE_REVIEW_TIMEOUT`; a bad timeout falls back to the
     /// default with a warning, because a review should not be lost to a typo.
     pub fn from_env(warn: &mut dyn FnMut(String)) -> Config {
-        let program = std::env::var_os("TASKIE_REVIEWER")
-            .filter(|p| !p.is_empty())
-            .unwrap_or_else(|| "claude".into());
+        let program_of = |kind: Kind| {
+            let (var, default) = kind.program_env();
+            std::env::var_os(var)
+                .filter(|p| !p.is_empty())
+                .unwrap_or_else(|| default.into())
+        };
+        let program = program_of(Kind::Claude);
         let timeout = match std::env::var("TASKIE_REVIEW_TIMEOUT") {
             Err(_) => Duration::from_secs(DEFAULT_TIMEOUT_SECS),
             Ok(text) => match text.trim().parse::<f64>() {
@@ -72,24 +88,34 @@ impl Config {
                 }
             },
         };
-        Config { program, timeout }
+        Config {
+            program,
+            codex: program_of(Kind::Codex),
+            gemini: program_of(Kind::Gemini),
+            timeout,
+        }
+    }
+
+    pub fn program(&self, kind: Kind) -> &OsString {
+        match kind {
+            Kind::Claude => &self.program,
+            Kind::Codex => &self.codex,
+            Kind::Gemini => &self.gemini,
+        }
     }
 }
 
 /// Why a reviewer run produced no usable review. A failure never blocks the agent.
 #[derive(Debug)]
 pub enum ReviewerError {
-    Spawn(OsString, std::io::Error),
+    Spawn(Kind, OsString, std::io::Error),
     Timeout(Duration),
-    /// A non-zero exit with nothing on stdout that says why.
-    Exit(i32, Option<String>),
+    Exit(i32),
     Signal(i32),
     Reported(String),
-    /// HTTP 429/529 or a usage limit: waiting is the fix.
-    RateLimited(String),
+    NoReview,
     /// Stdout is not the CLI's result object.
     NotAResult(result::Unreadable),
-    NoReview,
     /// More stdout than [`STDOUT_LIMIT`]: the result object cannot be read whole, and
     /// a verdict it held (possibly FAIL) would be lost.
     Truncated,
@@ -98,11 +124,19 @@ pub enum ReviewerError {
 impl fmt::Display for ReviewerError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            ReviewerError::Spawn(p, e) => write!(
-                f,
-                "could not start `{}` ({e}); install Claude Code so `claude` is on PATH, or set TASKIE_REVIEWER",
-                p.to_string_lossy()
-            ),
+            ReviewerError::Spawn(kind, p, e) => {
+                let (var, default) = kind.program_env();
+                let product = match kind {
+                    Kind::Claude => "Claude Code",
+                    Kind::Codex => "the Codex CLI",
+                    Kind::Gemini => "the Gemini CLI",
+                };
+                write!(
+                    f,
+                    "could not start `{}` ({e}); install {product} so `{default}` is on PATH, or set {var}",
+                    p.to_string_lossy()
+                )
+            }
             ReviewerError::Timeout(t) => {
                 write!(
                     f,
@@ -110,13 +144,11 @@ impl fmt::Display for ReviewerError {
                     t.as_secs_f64()
                 )
             }
-            ReviewerError::Exit(c, None) => write!(f, "exited with status {c}"),
-            ReviewerError::Exit(c, Some(line)) => write!(f, "exited with status {c}: {line}"),
+            ReviewerError::Exit(c) => write!(f, "exited with status {c}"),
             ReviewerError::Signal(s) => write!(f, "was killed by signal {s}"),
             ReviewerError::Reported(m) => write!(f, "reported an error: {m}"),
-            ReviewerError::RateLimited(m) => write!(
-                f,
-                "hit a rate or usage limit of the API ({m}); it is retried at the next stop, so wait before stopping again"
+            ReviewerError::NoReview => f.write_str(
+                "no review produced (no review file, and no summary or findings in its structured output)",
             ),
             ReviewerError::NotAResult(result::Unreadable::NotJson) => f.write_str(
                 "printed no JSON result object (is TASKIE_REVIEWER a Claude Code CLI?)",
@@ -127,9 +159,6 @@ impl fmt::Display for ReviewerError {
             ReviewerError::NotAResult(result::Unreadable::Malformed(e)) => {
                 write!(f, "printed a result object that could not be read ({e})")
             }
-            ReviewerError::NoReview => f.write_str(
-                "no review produced (no review file, and no summary or findings in its structured output)",
-            ),
             ReviewerError::Truncated => write!(
                 f,
                 "printed more than the {} MiB of output the hook reads, so its result could not be read",
@@ -141,7 +170,18 @@ impl fmt::Display for ReviewerError {
 
 /// The exact arguments of SPEC §8.
 pub fn args(model: &str, prompt: &str) -> Vec<OsString> {
-    [
+    args_with_budget(model, prompt, None)
+}
+
+/// [`args`], with `--max-budget-usd` when the plan has a budget (SPEC §18).
+pub fn args_with_budget(model: &str, prompt: &str, budget: Option<f64>) -> Vec<OsString> {
+    let budget = budget.map(spend::dollars);
+    let budget_args = budget
+        .as_deref()
+        .map(|b| ["--max-budget-usd", b])
+        .into_iter()
+        .flatten();
+    let head = [
         "--print",
         "--model",
         model,
@@ -152,15 +192,27 @@ pub fn args(model: &str, prompt: &str) -> Vec<OsString> {
         ALLOWED_TOOLS,
         "--settings",
         r#"{"disableAllHooks":true}"#,
-        prompt,
-    ]
-    .into_iter()
-    .map(OsString::from)
-    .collect()
+    ];
+    head.into_iter()
+        .chain(budget_args)
+        .chain([prompt])
+        .map(OsString::from)
+        .collect()
+}
+
+/// What a reviewer run gave the decision, and what it cost (SPEC §18).
+#[derive(Debug)]
+pub struct Run {
+    pub reviewed: Reviewed,
+    /// Reviewer processes started (k for a panel of k; 0 when none could start).
+    pub reviews: u64,
+    pub spend: Spend,
+    /// A panel's members one by one; empty for a single reviewer.
+    pub panel: Vec<Member>,
 }
 
 /// Runs review `due` and reads its verdict. The caller holds the plan lock.
-pub fn review(project: &Project, f: &Facts, due: &Due, config: &Config) -> Reviewed {
+pub fn review(project: &Project, f: &Facts, due: &Due, config: &Config) -> Run {
     let plan_dir = project.plan_dir(f.plan);
     let review_path = plan_dir.join(&due.review_file);
     let started = Utc::now();
@@ -175,72 +227,194 @@ pub fn review(project: &Project, f: &Facts, due: &Due, config: &Config) -> Revie
         ));
         let _ = fs_err::rename(&review_path, aside);
     }
-    let prompt = prompt::build(&project.root, f, due);
-    let spec = process::Spec {
-        program: config.program.clone(),
-        args: args(&due.model, &prompt),
-        cwd: project.root.clone(),
-        env: vec![
-            (crate::store::project::SKIP_VAR.into(), "1".into()),
-            ("CLAUDE_CODE_MAX_RETRIES".into(), CLI_MAX_RETRIES.into()),
-        ],
-        env_remove: PARENT_SESSION_VARS.iter().map(Into::into).collect(),
-        timeout: config.timeout,
-        stdout_limit: STDOUT_LIMIT,
-        stderr_limit: STDERR_LIMIT,
+    let stamp = started.compact();
+    if due.panel {
+        return panel::run(project, f, due, config, &stamp);
+    }
+    let Some(reviewer) = due.reviewers.first() else {
+        // `decide` always names a reviewer; an empty list is the §8 reviewer.
+        return Run {
+            reviewed: Reviewed::Failed {
+                reason: "no reviewer is configured".into(),
+                log: String::new(),
+                exit: None,
+            },
+            reviews: 0,
+            spend: Spend::default(),
+            panel: Vec::new(),
+        };
     };
-    let log = project.logs().join(format!(
-        "review-{}-{}-{}-{}.log",
-        f.plan,
-        due.review,
-        due.iteration,
-        started.compact()
-    ));
-    let log_rel = project.relative(&log);
+    let log = log_path(project, f, due, &stamp, None);
+    let review_rel = f.rel(&due.review_file);
+    let job = kinds::Job {
+        project,
+        f,
+        due,
+        config,
+        reviewer,
+        log: &log,
+        budget: due.budget_left,
+    };
+    let attempt = match reviewer.kind {
+        Kind::Claude => claude_attempt(&job, &review_path, &review_rel),
+        Kind::Codex => codex::attempt(&job),
+        Kind::Gemini => gemini::attempt(&job),
+    };
+    let reviews = u64::from(attempt.started);
+    let reviewed = match attempt.result {
+        Err(failure) => failure.reviewed(&attempt.log),
+        Ok(said) => {
+            // claude wrote (or was given) the review file; the others answer with text.
+            if reviewer.kind != Kind::Claude
+                && !review_path.exists()
+                && let Err(e) = atomic::write(&review_path, said.text.as_bytes())
+            {
+                kinds::Failure::new(
+                    ReviewerError::Reported(format!("cannot write the review file: {e}")),
+                    Some(0),
+                )
+                .reviewed(&attempt.log)
+            } else {
+                Reviewed::Verdict {
+                    reading: said.reading,
+                    exit: 0,
+                    findings: said.findings,
+                }
+            }
+        }
+    };
+    Run {
+        reviewed,
+        reviews,
+        spend: attempt.spend,
+        panel: Vec::new(),
+    }
+}
+
+/// The command line of review `due`'s first reviewer, its prompt passed through
+/// `shorten` (for `--dry-run`).
+pub fn command_line(
+    project: &Project,
+    f: &Facts,
+    due: &Due,
+    config: &Config,
+    shorten: &dyn Fn(&str) -> String,
+) -> Vec<String> {
+    let Some(reviewer) = due.reviewers.first() else {
+        return Vec::new();
+    };
+    let args = match reviewer.kind {
+        Kind::Claude => {
+            let prompt = prompt::build(&project.root, f, due);
+            args_with_budget(&reviewer.model, &shorten(&prompt), claude_budget(due))
+        }
+        Kind::Codex => {
+            let prompt = prompt::build_for(&project.root, f, due, prompt::Delivery::Structured);
+            codex::args(
+                &reviewer.model,
+                &project.logs().join(codex::SCHEMA_FILE),
+                &shorten(&prompt),
+            )
+        }
+        Kind::Gemini => {
+            let prompt = prompt::build_for(&project.root, f, due, prompt::Delivery::Response);
+            gemini::args(&reviewer.model, &shorten(&prompt))
+        }
+    };
+    std::iter::once(config.program(reviewer.kind))
+        .chain(args.iter())
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect()
+}
+
+/// The `--max-budget-usd` of each claude reviewer: what is left of the plan's budget,
+/// shared equally by the claude members of a panel (only claude can be capped).
+pub fn claude_budget(due: &Due) -> Option<f64> {
+    let claudes = if due.panel {
+        due.reviewers
+            .iter()
+            .filter(|r| r.kind == Kind::Claude)
+            .count()
+            .max(1)
+    } else {
+        1
+    };
+    due.budget_left.map(|b| b / claudes as f64)
+}
+
+/// `.taskie/logs/review-<plan>-<R>-<N>-<stamp>[-<member>].log`.
+pub fn log_path(
+    project: &Project,
+    f: &Facts,
+    due: &Due,
+    stamp: &str,
+    member: Option<&str>,
+) -> PathBuf {
+    let member = member.map(|m| format!("-{m}")).unwrap_or_default();
+    project.logs().join(format!(
+        "review-{}-{}-{}-{stamp}{member}.log",
+        f.plan, due.review, due.iteration
+    ))
+}
+
+/// The claude reviewer (SPEC §8), writing its review to `review_path` (`review_rel` as
+/// the prompt names it).
+pub fn claude_attempt(job: &kinds::Job, review_path: &Path, review_rel: &str) -> kinds::Attempt {
+    let (project, f, due, config) = (job.project, job.f, job.due, job.config);
+    let prompt = prompt::build_for(&project.root, f, due, prompt::Delivery::File(review_rel));
+    let spec = job.spec(
+        &config.program,
+        args_with_budget(&job.reviewer.model, &prompt, job.budget),
+    );
     let outcome = process::run(&spec);
-    write_log(&log, &spec, &prompt, &outcome);
-    let fail = |e: ReviewerError, exit: Option<i32>| Reviewed::Failed {
-        reason: e.to_string(),
-        log: log_rel.clone(),
-        exit,
-    };
-    let out = match outcome {
-        Err(e) => return fail(ReviewerError::Spawn(spec.program.clone(), e), None),
-        Ok(out) => out,
-    };
+    write_log(job.log, &spec, &prompt, &outcome);
+    let mut attempt = job.attempt(outcome.as_ref().ok());
+    attempt.spend = claude::spend(outcome.as_ref().ok());
+    attempt.result = claude_said(job, &spec, outcome, review_path);
+    attempt
+}
+
+fn claude_said(
+    job: &kinds::Job,
+    spec: &process::Spec,
+    outcome: std::io::Result<process::Outcome>,
+    review_path: &Path,
+) -> Result<kinds::Said, kinds::Failure> {
+    use kinds::Failure;
+    let out = outcome.map_err(|e| {
+        Failure::new(
+            ReviewerError::Spawn(Kind::Claude, spec.program.clone(), e),
+            None,
+        )
+    })?;
     match out.ending {
-        Ending::TimedOut => return fail(ReviewerError::Timeout(config.timeout), None),
-        Ending::Signaled(s) => return fail(ReviewerError::Signal(s), None),
+        Ending::TimedOut => {
+            return Err(Failure::new(
+                ReviewerError::Timeout(job.config.timeout),
+                None,
+            ));
+        }
+        Ending::Signaled(s) => return Err(Failure::new(ReviewerError::Signal(s), None)),
         Ending::Exited(c) if c != 0 => {
             // The CLI still prints its result object, with the cause, on a failed run.
-            let e = match CliResult::parse(&out.stdout).ok() {
-                Some(r) if r.failure().is_some() && r.is_rate_limit() => {
-                    ReviewerError::RateLimited(clip(&r.failure().unwrap_or_default(), 301))
-                }
-                Some(r) if r.failure().is_some() => {
-                    ReviewerError::Reported(clip(&r.failure().unwrap_or_default(), 301))
-                }
-                _ => ReviewerError::Exit(c, first_line(&out.stderr)),
-            };
-            return fail(e, Some(c));
+            return Err(match CliResult::parse(&out.stdout).ok() {
+                Some(r) if r.failure().is_some() => claude_failure(&r, c),
+                _ => match kinds::first_error_line(&out.stderr) {
+                    Some(words) => kinds::reported(&words, c),
+                    None => Failure::new(ReviewerError::Exit(c), Some(c)),
+                },
+            });
         }
         Ending::Exited(_) => {}
     }
     // Reading the review file alone would let a PASS there outvote a FAIL in the lost result.
     if out.stdout_truncated {
-        return fail(ReviewerError::Truncated, Some(0));
+        return Err(Failure::new(ReviewerError::Truncated, Some(0)));
     }
-    let result = match CliResult::parse(&out.stdout) {
-        Ok(r) => r,
-        Err(e) => return fail(ReviewerError::NotAResult(e), Some(0)),
-    };
-    if let Some(words) = result.failure() {
-        let e = if result.is_rate_limit() {
-            ReviewerError::RateLimited(clip(&words, 301))
-        } else {
-            ReviewerError::Reported(clip(&words, 301))
-        };
-        return fail(e, Some(0));
+    let result = CliResult::parse(&out.stdout)
+        .map_err(|e| Failure::new(ReviewerError::NotAResult(e), Some(0)))?;
+    if result.failure().is_some() {
+        return Err(claude_failure(&result, 0));
     }
     let structured = result.structured().unwrap_or_default();
     if !review_path.exists() {
@@ -248,17 +422,17 @@ pub fn review(project: &Project, f: &Facts, due: &Due, config: &Config) -> Revie
         // never the review: the file is written from the summary and findings instead.
         match result::review_text(&structured) {
             Some(t) => {
-                if let Err(e) = atomic::write(&review_path, t.as_bytes()) {
-                    return fail(
+                if let Err(e) = atomic::write(review_path, t.as_bytes()) {
+                    return Err(Failure::new(
                         ReviewerError::Reported(format!("cannot write the review file: {e}")),
                         Some(0),
-                    );
+                    ));
                 }
             }
-            None => return fail(ReviewerError::NoReview, Some(0)),
+            None => return Err(Failure::new(ReviewerError::NoReview, Some(0))),
         }
     }
-    let text = read_bounded(&review_path);
+    let text = read_bounded(review_path);
     let result_verdict = result.result_verdict();
     let claims = verdict::Claims {
         structured: structured.verdict.as_deref(),
@@ -272,24 +446,24 @@ pub fn review(project: &Project, f: &Facts, due: &Due, config: &Config) -> Revie
     } else {
         structured.findings.clone()
     };
-    Reviewed::Verdict {
+    Ok(kinds::Said {
         reading: verdict::read(&claims),
-        exit: 0,
+        text: text.unwrap_or_default(),
         findings,
+    })
+}
+
+/// A failure the CLI reported, in its own words; HTTP 429/529 and usage limits named.
+fn claude_failure(r: &CliResult, exit: i32) -> kinds::Failure {
+    let words = r.failure().unwrap_or_default();
+    if r.is_rate_limit() {
+        kinds::limited(&words, exit)
+    } else {
+        kinds::reported(&words, exit)
     }
 }
 
-/// The first non-empty line of stderr, shortened: the CLI's own words for a failure
-/// that left no result object.
-fn first_line(stderr: &[u8]) -> Option<String> {
-    String::from_utf8_lossy(stderr)
-        .lines()
-        .map(str::trim)
-        .find(|l| !l.is_empty())
-        .map(|l| clip(l, 301))
-}
-
-fn read_bounded(path: &Path) -> Option<String> {
+pub fn read_bounded(path: &Path) -> Option<String> {
     use std::io::Read;
     let mut buf = Vec::new();
     std::fs::File::open(path)
@@ -300,7 +474,7 @@ fn read_bounded(path: &Path) -> Option<String> {
     Some(String::from_utf8_lossy(&buf).into_owned())
 }
 
-fn write_log(
+pub fn write_log(
     log: &Path,
     spec: &process::Spec,
     prompt: &str,
@@ -372,6 +546,20 @@ fn write_log(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_budget_adds_max_budget_usd_before_the_prompt() {
+        let a: Vec<String> = args_with_budget("opus", "PROMPT", Some(0.75000000001))
+            .into_iter()
+            .map(|s| s.into_string().unwrap())
+            .collect();
+        let plain: Vec<String> = args("opus", "PROMPT")
+            .into_iter()
+            .map(|s| s.into_string().unwrap())
+            .collect();
+        assert_eq!(a[..a.len() - 3], plain[..plain.len() - 1]);
+        assert_eq!(a[a.len() - 3..], ["--max-budget-usd", "0.75", "PROMPT"]);
+    }
 
     #[test]
     fn arguments_are_exactly_the_documented_ones() {

@@ -52,8 +52,25 @@ pub fn strip_frontmatter(text: &str) -> &str {
     }
 }
 
-/// The whole prompt for review `due` of the plan in `f`, run from `project`.
+/// Where the reviewer puts its review (SPEC §18): claude writes a file (the review file,
+/// or its own section file in a panel); codex runs read-only and answers with the
+/// structured output; gemini answers with the review as its response.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Delivery<'a> {
+    /// This file, relative to the project.
+    File(&'a str),
+    Structured,
+    Response,
+}
+
+/// The whole prompt for review `due` of the plan in `f`, run from `project`, with the
+/// review written to the review file.
 pub fn build(project: &Path, f: &Facts, due: &Due) -> String {
+    build_for(project, f, due, Delivery::File(&f.rel(&due.review_file)))
+}
+
+/// [`build`] with the review delivered as `delivery` says.
+pub fn build_for(project: &Path, f: &Facts, due: &Due, delivery: Delivery) -> String {
     let r = due.review;
     let mut p = String::with_capacity(8 * 1024);
     p.push_str(reviewer_instructions(r));
@@ -97,16 +114,34 @@ pub fn build(project: &Path, f: &Facts, due: &Due) -> String {
              and `git diff` from before the first task), and run the project's build and tests.\n",
         );
     }
-    let _ = writeln!(
-        p,
-        "- Write your review to exactly this file, creating it: {}\n  Create or change no other file (build and test outputs aside), and never edit state.json.",
-        f.rel(&due.review_file)
-    );
-    p.push_str(
-        "- End the review file with a last line that is exactly `VERDICT: PASS` (nothing must be fixed) or \
-         `VERDICT: FAIL` (something must be fixed), and give the same verdict in the structured output \
-         (the `verdict` field).\n",
-    );
+    match delivery {
+        Delivery::File(path) => {
+            let _ = writeln!(
+                p,
+                "- Write your review to exactly this file, creating it: {path}\n  Create or change no other file (build and test outputs aside), and never edit state.json."
+            );
+            p.push_str(
+                "- End the review file with a last line that is exactly `VERDICT: PASS` (nothing must be fixed) or \
+                 `VERDICT: FAIL` (something must be fixed), and give the same verdict in the structured output \
+                 (the `verdict` field).\n",
+            );
+        }
+        Delivery::Structured => p.push_str(
+            "- Do not create or change any file (you run in a read-only sandbox, so builds and tests that must \
+             write may fail: say so rather than count it against the work); taskie writes the review file \
+             from your answer. Answer with the structured output: `summary` (your review in markdown: what you \
+             checked and what you found), `findings` (one string per thing that must be fixed; empty when \
+             nothing must be fixed) and `verdict`: `PASS` (nothing must be fixed) or `FAIL` (something must be \
+             fixed).\n",
+        ),
+        Delivery::Response => p.push_str(
+            "- Do not create or change any file; taskie writes the review file from your response. Give your \
+             whole review (markdown, with a `## Findings` section listing what must be fixed) as your response, \
+             and end it with a last line that is exactly `VERDICT: PASS` (nothing must be fixed) or \
+             `VERDICT: FAIL` (something must be fixed). Where you cannot run a command this review asks \
+             for, read the files instead and say so in the review.\n",
+        ),
+    }
     p
 }
 

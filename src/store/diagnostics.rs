@@ -2,6 +2,7 @@
 //! compact message with the commands that resolve it.
 
 use crate::model::cycle::{HardStop, StopReason, advance_target};
+use crate::model::spend::dollars;
 use crate::model::tasks::TaskRow;
 use serde::{Deserialize, Serialize};
 
@@ -14,7 +15,7 @@ pub fn file_name(plan: &str) -> String {
 
 /// `<plan>-diagnostics.json`: written by the hook, read back by `taskie status`.
 /// Reading tolerates missing fields (a file from an older taskie).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, Default)]
 #[serde(default)]
 pub struct Diagnostics {
     pub plan: String,
@@ -26,6 +27,11 @@ pub struct Diagnostics {
     pub iterations: u64,
     pub max_reviews: u64,
     pub review_failures: u64,
+    /// The plan's recorded review spend and its budget, when it has one (SPEC §18).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub spent_usd: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub max_cost_usd: Option<f64>,
     pub verdicts: Vec<IterationVerdict>,
     /// The newest review file of the cycle, relative to the project.
     pub last_review: Option<String>,
@@ -104,6 +110,23 @@ pub fn build(
                 s.review_failures
             )
         }
+        StopReason::BudgetExhausted => {
+            let budget = s.max_cost_usd.unwrap_or(0.0);
+            // Room for about as many reviews again as the budget has paid for so far.
+            let more = dollars((budget * 2.0).max(stop.spent_usd + 1.0).ceil());
+            actions.push(Action {
+                command: format!("taskie state set --plan {plan} max_cost_usd={more}"),
+                description: format!(
+                    "raise the plan's review budget to ${more}; the next stop runs review #{}",
+                    stop.iterations.saturating_add(1)
+                ),
+            });
+            format!(
+                "the plan's reviews have cost ${} of its ${} budget (max_cost_usd)",
+                dollars(stop.spent_usd),
+                dollars(budget)
+            )
+        }
     };
     actions.push(Action {
         command: format!("taskie advance --plan {plan}"),
@@ -142,6 +165,8 @@ pub fn build(
         iterations: stop.iterations,
         max_reviews: s.max_reviews,
         review_failures: s.review_failures,
+        spent_usd: s.max_cost_usd.map(|_| stop.spent_usd),
+        max_cost_usd: s.max_cost_usd,
         verdicts: verdicts
             .iter()
             .map(|(i, v)| IterationVerdict {

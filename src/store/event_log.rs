@@ -1,5 +1,6 @@
 //! `.taskie/logs/events.jsonl` (SPEC §10): one line per hook run that selected a plan.
 
+use crate::model::spend::{self, Spend};
 use crate::model::state::State;
 use serde::{Deserialize, Serialize};
 use std::io::{self, Write};
@@ -66,6 +67,28 @@ pub struct Record {
     pub next_phase_before: Option<String>,
     pub phase_after: Option<String>,
     pub next_phase_after: Option<String>,
+    /// Reviewer runs this hook run made (k for a panel of k); absent when none ran.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub reviews: Option<u64>,
+    /// What they reported (SPEC §18), summed over a panel.
+    #[serde(flatten)]
+    pub spend: Spend,
+    /// A panel's members one by one.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub panel: Vec<Member>,
+}
+
+/// One reviewer of a panel, as logged.
+#[derive(Debug, Clone, PartialEq, Default, Serialize)]
+pub struct Member {
+    pub reviewer: String,
+    /// `PASS`, `FAIL`, `UNKNOWN`, or `failed` when it produced no review.
+    pub verdict: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+    pub log: String,
+    #[serde(flatten)]
+    pub spend: Spend,
 }
 
 impl Record {
@@ -86,6 +109,21 @@ pub struct Logged {
     pub iteration: Option<u64>,
     pub model: Option<String>,
     pub verdict: Option<String>,
+    pub reviews: Option<u64>,
+    #[serde(flatten)]
+    pub spend: Spend,
+}
+
+impl Logged {
+    fn run(self) -> spend::Run {
+        spend::Run {
+            advanced: self.path == Path::Advanced.as_str(),
+            review: self.review,
+            iteration: self.iteration,
+            reviews: self.reviews.unwrap_or(0),
+            spend: self.spend,
+        }
+    }
 }
 
 /// Appends one record, rotating the log first when it is past [`ROTATE_BYTES`].
@@ -111,6 +149,13 @@ fn open_append(path: &FsPath) -> io::Result<fs_err::File> {
 
 /// The records of one plan's review `review`, oldest first, from both log generations.
 pub fn history(logs: &FsPath, plan: &str, review: &str) -> Vec<Logged> {
+    records(logs, plan)
+        .filter(|r| r.review.as_deref() == Some(review))
+        .collect()
+}
+
+/// The records of one plan, oldest first, from both log generations.
+fn records(logs: &FsPath, plan: &str) -> impl Iterator<Item = Logged> {
     let mut out = Vec::new();
     for name in [format!("{FILE}.1"), FILE.to_string()] {
         let Ok(text) = std::fs::read_to_string(logs.join(name)) else {
@@ -119,10 +164,17 @@ pub fn history(logs: &FsPath, plan: &str, review: &str) -> Vec<Logged> {
         out.extend(
             text.lines()
                 .filter_map(|l| serde_json::from_str::<Logged>(l).ok())
-                .filter(|r| r.plan == plan && r.review.as_deref() == Some(review)),
+                .filter(|r| r.plan == plan),
         );
     }
-    out
+    out.into_iter()
+}
+
+/// Every logged hook run of one plan, for its spend (SPEC §18): what both log
+/// generations hold; older generations are gone, so a plan logged past 20 MiB
+/// undercounts.
+pub fn spend_runs(logs: &FsPath, plan: &str) -> Vec<spend::Run> {
+    records(logs, plan).map(Logged::run).collect()
 }
 
 /// The verdicts of the cycle that ended with iteration `last`: walking back from the
@@ -170,6 +222,44 @@ mod tests {
             cycle_verdicts(&h, 3),
             vec![(1, "FAIL".into()), (2, "FAIL".into()), (3, "PASS".into())]
         );
+    }
+
+    #[test]
+    fn spend_is_logged_flat_and_read_back_from_both_generations_for_one_plan() {
+        let dir = tempfile::tempdir().unwrap();
+        let rec = |plan: &str, cost: f64| Record {
+            plan: plan.into(),
+            outcome: "block",
+            path: Path::ReviewBlocked,
+            review: Some("plan-review"),
+            iteration: Some(1),
+            reviews: Some(2),
+            spend: Spend {
+                cost_usd: Some(cost),
+                input_tokens: Some(10),
+                reviewer_ms: Some(1500),
+                ..Spend::default()
+            },
+            ..Record::default()
+        };
+        append(dir.path(), &rec("p", 0.5)).unwrap();
+        fs_err::rename(dir.path().join(FILE), dir.path().join(format!("{FILE}.1"))).unwrap();
+        append(dir.path(), &rec("p", 0.25)).unwrap();
+        append(dir.path(), &rec("other", 9.0)).unwrap();
+        let line = std::fs::read_to_string(dir.path().join(FILE)).unwrap();
+        let v: serde_json::Value = serde_json::from_str(line.lines().next().unwrap()).unwrap();
+        assert_eq!(
+            (&v["cost_usd"], &v["input_tokens"], &v["reviews"]),
+            (&0.25.into(), &10.into(), &2.into())
+        );
+        assert!(
+            v.get("output_tokens").is_none(),
+            "unreported figures are left out"
+        );
+        let runs = spend_runs(dir.path(), "p");
+        assert_eq!(runs.len(), 2);
+        let t = spend::plan(&runs);
+        assert_eq!((t.reviews, t.cost_usd, t.review_seconds), (4, 0.75, 3.0));
     }
 
     #[test]

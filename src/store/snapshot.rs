@@ -19,6 +19,9 @@ pub struct Gathered {
     pub errors: Vec<String>,
     pub tasks: Vec<TaskRow>,
     pub state: Result<Option<State>, StateError>,
+    /// What the plan's logged reviews cost; read only when state.json sets
+    /// `max_cost_usd`, so a plan without a budget never reads the event log here.
+    pub spent_usd: f64,
 }
 
 impl Gathered {
@@ -71,6 +74,10 @@ impl Gathered {
             .and_then(|t| tasks::parse(t).ok())
             .unwrap_or_default();
         let state = read_state(&dir.join("state.json"));
+        let spent_usd = match &state {
+            Ok(Some(s)) if s.max_cost_usd.is_some() => plan_spent_usd(dir, plan),
+            _ => 0.0,
+        };
         Ok(Gathered {
             plan: plan.into(),
             stop_hook_active,
@@ -78,6 +85,7 @@ impl Gathered {
             errors,
             tasks,
             state,
+            spent_usd,
         })
     }
 
@@ -89,8 +97,19 @@ impl Gathered {
             state: &self.state,
             files: &self.files,
             tasks: &self.tasks,
+            spent_usd: self.spent_usd,
         }
     }
+}
+
+/// The recorded cost of plan `plan`'s reviews. The plan directory is
+/// `.taskie/plans/<plan>`, so the logs are two levels up.
+fn plan_spent_usd(dir: &Path, plan: &str) -> f64 {
+    let Some(taskie) = dir.parent().and_then(Path::parent) else {
+        return 0.0;
+    };
+    let runs = crate::store::event_log::spend_runs(&taskie.join("logs"), plan);
+    crate::model::spend::plan(&runs).cost_usd
 }
 
 /// state.json: `Ok(None)` when there is none.

@@ -10,8 +10,9 @@ use std::sync::OnceLock;
 /// The version the end-to-end tests and docs/claude-code.md are about.
 pub const VERSION: &str = "2.1.330";
 
-/// Where the CLI is installed: `TASKIE_E2E_CACHE`, else `~/.cache/taskie-e2e`.
-fn cache_dir() -> PathBuf {
+/// Where the real CLIs are installed: `TASKIE_E2E_CACHE`, else `~/.cache/taskie-e2e`,
+/// outside the clone so that later runs on the same machine reuse them.
+pub fn cache_dir() -> PathBuf {
     if let Some(dir) = std::env::var_os("TASKIE_E2E_CACHE").filter(|d| !d.is_empty()) {
         return PathBuf::from(dir);
     }

@@ -4,7 +4,10 @@
 
 pub mod claude_cli;
 pub mod fake_api;
+pub mod fake_gemini;
+pub mod fake_openai;
 pub mod processes;
+pub mod vendors;
 
 use assert_cmd::Command;
 use serde_json::{Value, json};
@@ -151,7 +154,9 @@ impl Project {
             .env_remove("CLAUDE_PROJECT_DIR")
             .env_remove("CLAUDE_CODE_SESSION_ID")
             .env_remove("TASKIE_REVIEW_TIMEOUT")
-            .env("TASKIE_REVIEWER", self.reviewer_path());
+            .env("TASKIE_REVIEWER", self.reviewer_path())
+            .env("TASKIE_CODEX", self.reviewer_dir().join("fake-codex"))
+            .env("TASKIE_GEMINI", self.reviewer_dir().join("fake-gemini"));
         for (k, v) in &self.env {
             cmd.env(k, v);
         }

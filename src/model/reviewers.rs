@@ -1,0 +1,177 @@
+//! Who reviews (SPEC §18): the reviewer kinds, the `"<kind>:<model>"` entries of the
+//! optional `reviewers` list, the review mode, and which reviewers run at an iteration.
+
+use crate::model::state::valid_model;
+use std::fmt;
+
+/// A reviewer program family; each has its own command line and output (SPEC §18).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Kind {
+    Claude,
+    Codex,
+    Gemini,
+}
+
+impl Kind {
+    pub const ALL: [Kind; 3] = [Kind::Claude, Kind::Codex, Kind::Gemini];
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Kind::Claude => "claude",
+            Kind::Codex => "codex",
+            Kind::Gemini => "gemini",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Kind> {
+        Kind::ALL.into_iter().find(|k| k.name() == name)
+    }
+
+    /// The environment variable naming the program, and its default.
+    pub fn program_env(self) -> (&'static str, &'static str) {
+        match self {
+            Kind::Claude => ("TASKIE_REVIEWER", "claude"),
+            Kind::Codex => ("TASKIE_CODEX", "codex"),
+            Kind::Gemini => ("TASKIE_GEMINI", "gemini"),
+        }
+    }
+}
+
+/// One entry of `reviewers`: a kind and the model it runs.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Reviewer {
+    pub kind: Kind,
+    pub model: String,
+}
+
+impl Reviewer {
+    /// `"codex:gpt-5-codex"` → codex with model gpt-5-codex. The model reaches a command
+    /// line, so it obeys the same rule as `review_model` (SPEC §8).
+    pub fn parse(text: &str) -> Result<Reviewer, String> {
+        let (kind, model) = text.split_once(':').ok_or_else(|| {
+            format!("\"{text}\" is not \"<kind>:<model>\" (for example \"codex:gpt-5-codex\")")
+        })?;
+        let kind = Kind::from_name(kind).ok_or_else(|| {
+            format!("\"{text}\": the kind \"{kind}\" is not one of claude, codex, gemini")
+        })?;
+        if !valid_model(model) {
+            return Err(format!(
+                "\"{text}\": the model \"{model}\" must match ^[A-Za-z0-9._\\[\\]-]+$"
+            ));
+        }
+        Ok(Reviewer {
+            kind,
+            model: model.into(),
+        })
+    }
+}
+
+impl fmt::Display for Reviewer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}:{}", self.kind.name(), self.model)
+    }
+}
+
+/// `review_mode`: one reviewer per iteration in turn, or all of them together.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Mode {
+    #[default]
+    Alternate,
+    Panel,
+}
+
+impl Mode {
+    pub fn name(self) -> &'static str {
+        match self {
+            Mode::Alternate => "alternate",
+            Mode::Panel => "panel",
+        }
+    }
+
+    pub fn from_name(name: &str) -> Option<Mode> {
+        [Mode::Alternate, Mode::Panel]
+            .into_iter()
+            .find(|m| m.name() == name)
+    }
+}
+
+/// The reviewers of iteration `n` (≥ 1): all of them in a panel, otherwise
+/// `reviewers[(n-1) mod len]`. An empty list means the §8 reviewer: claude with
+/// `review_model`.
+pub fn for_iteration(list: &[Reviewer], mode: Mode, n: u64, review_model: &str) -> Vec<Reviewer> {
+    if list.is_empty() {
+        return vec![Reviewer {
+            kind: Kind::Claude,
+            model: review_model.into(),
+        }];
+    }
+    match mode {
+        Mode::Panel => list.to_vec(),
+        Mode::Alternate => {
+            let i = (n.saturating_sub(1) % list.len() as u64) as usize;
+            vec![list[i].clone()]
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn list(items: &[&str]) -> Vec<Reviewer> {
+        items.iter().map(|s| Reviewer::parse(s).unwrap()).collect()
+    }
+
+    #[test]
+    fn entries_name_a_known_kind_and_a_safe_model() {
+        assert_eq!(
+            Reviewer::parse("codex:gpt-5-codex").unwrap(),
+            Reviewer {
+                kind: Kind::Codex,
+                model: "gpt-5-codex".into()
+            }
+        );
+        assert!(
+            Reviewer::parse("opus")
+                .unwrap_err()
+                .contains("<kind>:<model>")
+        );
+        assert!(
+            Reviewer::parse("gpt:4")
+                .unwrap_err()
+                .contains("claude, codex, gemini")
+        );
+        assert!(
+            Reviewer::parse("claude:op us")
+                .unwrap_err()
+                .contains("must match")
+        );
+        assert!(Reviewer::parse("claude:").is_err());
+        assert_eq!(
+            Reviewer::parse("gemini:gemini-2.5-pro")
+                .unwrap()
+                .to_string(),
+            "gemini:gemini-2.5-pro"
+        );
+    }
+
+    #[test]
+    fn alternate_takes_the_reviewers_in_turn_by_iteration() {
+        let l = list(&["claude:opus", "codex:gpt-5-codex"]);
+        let at = |n| for_iteration(&l, Mode::Alternate, n, "opus")[0].to_string();
+        assert_eq!(at(1), "claude:opus");
+        assert_eq!(at(2), "codex:gpt-5-codex");
+        assert_eq!(at(3), "claude:opus");
+        assert_eq!(at(u64::MAX), "claude:opus");
+    }
+
+    #[test]
+    fn a_panel_runs_every_reviewer_and_no_list_means_claude_with_review_model() {
+        let l = list(&["claude:opus", "gemini:gemini-2.5-pro"]);
+        assert_eq!(for_iteration(&l, Mode::Panel, 3, "opus"), l);
+        assert_eq!(
+            for_iteration(&[], Mode::Panel, 1, "sonnet"),
+            list(&["claude:sonnet"])
+        );
+    }
+}

@@ -1,0 +1,356 @@
+//! The codex reviewer (SPEC §18): `codex exec` in a read-only sandbox, answering with
+//! the structured output of `--output-schema`; taskie writes the review file from it.
+//! Argv, output shapes and failure rules as found with the real CLI 0.169
+//! (docs/reviewers.md).
+
+use crate::model::spend::Spend;
+use crate::model::verdict;
+#[cfg(test)]
+use crate::model::verdict::Reading;
+use crate::reviewer::kinds::{self, Attempt, Failure, Job, Said};
+use crate::reviewer::process::Ending;
+use crate::reviewer::{ReviewerError, prompt, write_log};
+use crate::store::atomic;
+use serde::Deserialize;
+use std::ffi::OsString;
+use std::path::Path;
+
+/// The §8 schema in the form OpenAI's strict structured outputs require: every property
+/// required, no others allowed (codex sends it with `strict: true`).
+pub const OUTPUT_SCHEMA: &str = r#"{"type":"object","properties":{"verdict":{"type":"string","enum":["PASS","FAIL"]},"summary":{"type":"string"},"findings":{"type":"array","items":{"type":"string"}}},"required":["verdict","summary","findings"],"additionalProperties":false}"#;
+
+/// Where the schema file is written, in the logs directory.
+pub const SCHEMA_FILE: &str = "codex-output-schema.json";
+
+/// The arguments after the program name.
+pub fn args(model: &str, schema: &Path, prompt: &str) -> Vec<OsString> {
+    let mut a: Vec<OsString> = ["exec", "--json", "--output-schema"]
+        .into_iter()
+        .map(OsString::from)
+        .collect();
+    a.push(schema.as_os_str().to_owned());
+    a.extend(
+        [
+            "-m",
+            model,
+            "--sandbox",
+            "read-only",
+            "-c",
+            r#"approval_policy="never""#,
+            "--skip-git-repo-check",
+            "--ephemeral",
+            "--color",
+            "never",
+            // A prompt is never taken for an option.
+            "--",
+            prompt,
+        ]
+        .into_iter()
+        .map(OsString::from),
+    );
+    a
+}
+
+pub fn attempt(job: &Job) -> Attempt {
+    let prompt = prompt::build_for(
+        &job.project.root,
+        job.f,
+        job.due,
+        prompt::Delivery::Structured,
+    );
+    let schema = job.project.logs().join(SCHEMA_FILE);
+    if let Err(e) = atomic::write(&schema, OUTPUT_SCHEMA.as_bytes()) {
+        let mut a = job.attempt(None);
+        a.result = Err(Failure::new(
+            ReviewerError::Reported(format!("cannot write {}: {e}", schema.display())),
+            None,
+        ));
+        return a;
+    }
+    let spec = job.spec(
+        &job.config.codex,
+        args(&job.reviewer.model, &schema, &prompt),
+    );
+    let outcome = crate::reviewer::process::run(&spec);
+    write_log(job.log, &spec, &prompt, &outcome);
+    let mut attempt = job.attempt(outcome.as_ref().ok());
+    match kinds::ended(job, outcome) {
+        Err(failure) => attempt.result = Err(failure),
+        Ok(out) => {
+            let events = Events::parse(&out.stdout);
+            attempt.spend = Spend {
+                reviewer_ms: attempt.spend.reviewer_ms,
+                ..events.spend()
+            };
+            let code = match out.ending {
+                Ending::Exited(c) => c,
+                _ => 0,
+            };
+            attempt.result = events.said(code, &out.stderr);
+        }
+    }
+    attempt
+}
+
+/// One line of `codex exec --json`; only what taskie reads.
+#[derive(Debug, Deserialize)]
+#[serde(tag = "type")]
+enum Event {
+    #[serde(rename = "item.completed")]
+    ItemCompleted { item: Item },
+    #[serde(rename = "turn.completed")]
+    TurnCompleted {
+        #[serde(default)]
+        usage: Usage,
+    },
+    #[serde(rename = "turn.failed")]
+    TurnFailed { error: Message },
+    #[serde(other)]
+    Other,
+}
+
+#[derive(Debug, Deserialize)]
+struct Item {
+    #[serde(rename = "type")]
+    kind: String,
+    #[serde(default)]
+    text: Option<String>,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(default)]
+struct Usage {
+    input_tokens: Option<u64>,
+    output_tokens: Option<u64>,
+}
+
+#[derive(Debug, Deserialize)]
+struct Message {
+    message: String,
+}
+
+/// The structured answer (the schema above).
+#[derive(Debug, Deserialize)]
+struct Answer {
+    verdict: Option<String>,
+    #[serde(default)]
+    summary: String,
+    #[serde(default)]
+    findings: Vec<String>,
+}
+
+/// What a run's JSONL said.
+#[derive(Debug, Default)]
+pub struct Events {
+    final_message: Option<String>,
+    failed: Option<String>,
+    turns: u64,
+    input_tokens: Option<u64>,
+    output_tokens: Option<u64>,
+}
+
+impl Events {
+    /// Unknown and unreadable lines are skipped: `error` lines and items can be retries
+    /// and warnings, never a failure alone.
+    pub fn parse(stdout: &[u8]) -> Events {
+        let mut e = Events::default();
+        for line in String::from_utf8_lossy(stdout).lines() {
+            match serde_json::from_str::<Event>(line) {
+                Ok(Event::ItemCompleted { item }) if item.kind == "agent_message" => {
+                    e.final_message = item.text;
+                }
+                Ok(Event::TurnCompleted { usage }) => {
+                    e.turns += 1;
+                    let add = |a: Option<u64>, b: Option<u64>| match (a, b) {
+                        (Some(x), Some(y)) => Some(x.saturating_add(y)),
+                        (x, y) => x.or(y),
+                    };
+                    e.input_tokens = add(e.input_tokens, usage.input_tokens);
+                    e.output_tokens = add(e.output_tokens, usage.output_tokens);
+                }
+                Ok(Event::TurnFailed { error }) => e.failed = Some(error.message),
+                _ => {}
+            }
+        }
+        e
+    }
+
+    /// Codex reports tokens, no cost.
+    pub fn spend(&self) -> Spend {
+        Spend {
+            input_tokens: self.input_tokens,
+            output_tokens: self.output_tokens,
+            num_turns: (self.turns > 0).then_some(self.turns),
+            ..Spend::default()
+        }
+    }
+
+    /// The review, or why there is none: a non-zero exit or a failed turn, quoted.
+    pub fn said(&self, exit: i32, stderr: &[u8]) -> Result<Said, Failure> {
+        if exit != 0 || self.failed.is_some() {
+            return Err(
+                match self
+                    .failed
+                    .clone()
+                    .or_else(|| kinds::first_error_line(stderr))
+                {
+                    Some(words) => kinds::reported(&words, exit),
+                    None => Failure::new(ReviewerError::Exit(exit), Some(exit)),
+                },
+            );
+        }
+        let Some(text) = self
+            .final_message
+            .as_deref()
+            .filter(|t| !t.trim().is_empty())
+        else {
+            return Err(Failure::new(ReviewerError::NoReview, Some(0)));
+        };
+        Ok(review_of(text))
+    }
+}
+
+/// The review file text and verdict from the final message: the structured answer as
+/// markdown ending with its verdict line, or the message as it is when it is not one.
+fn review_of(text: &str) -> Said {
+    match serde_json::from_str::<Answer>(text) {
+        Ok(a) => {
+            let said = a.verdict.as_deref().and_then(verdict::word);
+            let mut md = String::from("# Review\n\n");
+            if !a.summary.trim().is_empty() {
+                md.push_str(a.summary.trim());
+                md.push_str("\n\n");
+            }
+            md.push_str("## Findings\n\n");
+            if a.findings.is_empty() {
+                md.push_str("None.\n");
+            }
+            for finding in &a.findings {
+                md.push_str(&format!("- {}\n", finding.trim()));
+            }
+            if let Some(pass) = said {
+                md.push_str(&format!(
+                    "\nVERDICT: {}\n",
+                    if pass { "PASS" } else { "FAIL" }
+                ));
+            }
+            Said {
+                reading: verdict::combine(&[("structured_output", said)]),
+                text: md,
+                findings: a.findings.iter().map(|f| f.trim().to_owned()).collect(),
+            }
+        }
+        Err(_) => Said {
+            reading: verdict::combine(&[("review_file", verdict::from_text(text))]),
+            text: text.to_owned(),
+            findings: crate::store::diagnostics::findings(text),
+        },
+    }
+}
+
+#[cfg(test)]
+fn reading_of(final_message: &str) -> Reading {
+    review_of(final_message).reading
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const OK: &str = r#"{"type":"thread.started","thread_id":"t"}
+{"type":"item.completed","item":{"id":"item_0","type":"error","message":"Model metadata not found"}}
+{"type":"turn.started"}
+{"type":"item.completed","item":{"id":"item_1","type":"agent_message","text":"{\"findings\":[\"fix the parser\"],\"summary\":\"Mostly fine.\",\"verdict\":\"FAIL\"}"}}
+{"type":"turn.completed","usage":{"input_tokens":1234,"cached_input_tokens":0,"output_tokens":56}}
+"#;
+
+    #[test]
+    fn the_final_structured_message_is_the_review_and_its_verdict() {
+        let e = Events::parse(OK.as_bytes());
+        let said = e.said(0, b"").unwrap();
+        assert_eq!(said.reading.verdict, verdict::Verdict::Fail);
+        assert_eq!(said.reading.source, "structured_output");
+        assert!(said.text.contains("Mostly fine."), "{}", said.text);
+        assert!(said.text.contains("- fix the parser\n"), "{}", said.text);
+        assert!(said.text.trim_end().ends_with("VERDICT: FAIL"));
+        assert_eq!(
+            e.spend(),
+            Spend {
+                input_tokens: Some(1234),
+                output_tokens: Some(56),
+                num_turns: Some(1),
+                ..Spend::default()
+            }
+        );
+    }
+
+    #[test]
+    fn a_failed_turn_is_a_failure_quoting_codex_and_naming_a_rate_limit() {
+        let out = r#"{"type":"error","message":"exceeded retry limit, last status: 429 Too Many Requests"}
+{"type":"turn.failed","error":{"message":"exceeded retry limit, last status: 429 Too Many Requests"}}"#;
+        let err = Events::parse(out.as_bytes()).said(1, b"").unwrap_err();
+        assert!(
+            err.error.to_string().contains("rate or usage limit"),
+            "{}",
+            err.error
+        );
+        let err = Events::parse(b"")
+            .said(2, b"warning: x\nERROR: no auth\n")
+            .unwrap_err();
+        assert!(
+            err.error.to_string().contains("ERROR: no auth"),
+            "{}",
+            err.error
+        );
+        assert_eq!(err.exit, Some(2));
+    }
+
+    #[test]
+    fn a_retry_notice_alone_is_not_a_failure_and_no_message_is_no_review() {
+        let out = r#"{"type":"error","message":"Reconnecting... 1/5"}"#;
+        let err = Events::parse(out.as_bytes()).said(0, b"").unwrap_err();
+        assert!(matches!(err.error, ReviewerError::NoReview));
+    }
+
+    #[test]
+    fn a_final_message_that_is_not_json_is_read_for_a_verdict_line() {
+        assert_eq!(
+            reading_of("looks good\nVERDICT: PASS").verdict,
+            verdict::Verdict::Pass
+        );
+        assert_eq!(reading_of("no idea").verdict, verdict::Verdict::Unknown);
+        assert_eq!(
+            reading_of(r#"{"verdict":"maybe","summary":"","findings":[]}"#).verdict,
+            verdict::Verdict::Unknown
+        );
+    }
+
+    #[test]
+    fn the_arguments_are_the_documented_ones() {
+        let a: Vec<String> = args("gpt-5-codex", Path::new("/s.json"), "-PROMPT")
+            .into_iter()
+            .map(|s| s.into_string().unwrap())
+            .collect();
+        assert_eq!(
+            a,
+            [
+                "exec",
+                "--json",
+                "--output-schema",
+                "/s.json",
+                "-m",
+                "gpt-5-codex",
+                "--sandbox",
+                "read-only",
+                "-c",
+                "approval_policy=\"never\"",
+                "--skip-git-repo-check",
+                "--ephemeral",
+                "--color",
+                "never",
+                "--",
+                "-PROMPT"
+            ]
+        );
+    }
+}

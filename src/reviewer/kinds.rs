@@ -1,0 +1,230 @@
+//! What every reviewer kind shares (SPEC §18): the job it is given, and the attempt it
+//! comes back with — a review (its text and verdict) or a failure, and its spend.
+
+use crate::model::cycle::{Due, Reviewed};
+use crate::model::facts::Facts;
+use crate::model::reviewers::Kind;
+use crate::model::reviewers::Reviewer;
+use crate::model::spend::Spend;
+use crate::model::text::clip;
+use crate::model::verdict::Reading;
+use crate::reviewer::process::{self, Ending};
+use crate::reviewer::{
+    CLI_MAX_RETRIES, Config, PARENT_SESSION_VARS, ReviewerError, STDERR_LIMIT, STDOUT_LIMIT,
+};
+use crate::store::project::Project;
+use std::ffi::OsString;
+use std::path::Path;
+
+/// One reviewer to run for review `due`.
+pub struct Job<'a> {
+    pub project: &'a Project,
+    pub f: &'a Facts<'a>,
+    pub due: &'a Due,
+    pub config: &'a Config,
+    pub reviewer: &'a Reviewer,
+    pub log: &'a Path,
+    /// The dollars this reviewer may spend, when the plan has a budget.
+    pub budget: Option<f64>,
+}
+
+impl Job<'_> {
+    /// An attempt not yet concluded: `outcome` tells whether a process ran.
+    pub fn attempt(&self, outcome: Option<&process::Outcome>) -> Attempt {
+        Attempt {
+            reviewer: self.reviewer.clone(),
+            log: self.project.relative(self.log),
+            started: outcome.is_some(),
+            spend: Spend {
+                reviewer_ms: outcome.map(|o| o.duration.as_millis() as u64),
+                ..Spend::default()
+            },
+            result: Err(Failure::new(ReviewerError::NoReview, None)),
+        }
+    }
+
+    /// The process spec every kind shares: no shell, the project as working directory,
+    /// the recursion guard, the time limit and the output bounds of SPEC §8.
+    pub fn spec(&self, program: &OsString, args: Vec<OsString>) -> process::Spec {
+        let mut env: Vec<(OsString, OsString)> =
+            vec![(crate::store::project::SKIP_VAR.into(), "1".into())];
+        if self.reviewer.kind == Kind::Claude {
+            env.push(("CLAUDE_CODE_MAX_RETRIES".into(), CLI_MAX_RETRIES.into()));
+        }
+        process::Spec {
+            program: program.clone(),
+            args,
+            cwd: self.project.root.clone(),
+            env,
+            env_remove: PARENT_SESSION_VARS.iter().map(Into::into).collect(),
+            timeout: self.config.timeout,
+            stdout_limit: STDOUT_LIMIT,
+            stderr_limit: STDERR_LIMIT,
+        }
+    }
+}
+
+/// How one reviewer run ended.
+#[derive(Debug)]
+pub struct Attempt {
+    pub reviewer: Reviewer,
+    /// Its log, relative to the project.
+    pub log: String,
+    /// A process was started (it counts as a review run, and may have cost money).
+    pub started: bool,
+    pub spend: Spend,
+    pub result: Result<Said, Failure>,
+}
+
+/// A review: its text (as the review file holds it), its verdict and its findings (the
+/// first of which the block reason quotes).
+#[derive(Debug)]
+pub struct Said {
+    pub reading: Reading,
+    pub text: String,
+    pub findings: Vec<String>,
+}
+
+/// Why a run gave no review, and its exit status when it exited.
+#[derive(Debug)]
+pub struct Failure {
+    pub error: ReviewerError,
+    pub exit: Option<i32>,
+}
+
+impl Failure {
+    pub fn new(error: ReviewerError, exit: Option<i32>) -> Failure {
+        Failure { error, exit }
+    }
+
+    pub fn reviewed(&self, log: &str) -> Reviewed {
+        Reviewed::Failed {
+            reason: self.error.to_string(),
+            log: log.into(),
+            exit: self.exit,
+        }
+    }
+}
+
+/// The failures every kind shares: it could not start, timed out or was killed, or
+/// printed more than can be read. `Ok` is the outcome of a process that exited.
+pub fn ended(
+    job: &Job,
+    outcome: std::io::Result<process::Outcome>,
+) -> Result<process::Outcome, Failure> {
+    let program = job.config.program(job.reviewer.kind).clone();
+    let out = outcome
+        .map_err(|e| Failure::new(ReviewerError::Spawn(job.reviewer.kind, program, e), None))?;
+    match out.ending {
+        Ending::TimedOut => Err(Failure::new(
+            ReviewerError::Timeout(job.config.timeout),
+            None,
+        )),
+        Ending::Signaled(s) => Err(Failure::new(ReviewerError::Signal(s), None)),
+        Ending::Exited(_) if out.stdout_truncated => {
+            Err(Failure::new(ReviewerError::Truncated, None))
+        }
+        Ending::Exited(_) => Ok(out),
+    }
+}
+
+/// A failure that quotes the reviewer's own words, naming rate and usage limits as
+/// such (SPEC §8); `exit` 0 when it exited successfully but reported an error.
+pub fn reported(words: &str, exit: i32) -> Failure {
+    let words = clip(words.trim(), 301);
+    let lower = words.to_ascii_lowercase();
+    let limit = [
+        "429",
+        "too many requests",
+        "rate limit",
+        "usage limit",
+        "quota",
+        "resource_exhausted",
+    ]
+    .iter()
+    .any(|k| lower.contains(k));
+    if limit {
+        return limited(&words, exit);
+    }
+    let text = if exit != 0 {
+        format!("{words} (exit status {exit})")
+    } else {
+        words
+    };
+    Failure::new(ReviewerError::Reported(text), Some(exit))
+}
+
+/// A rate or usage limit (HTTP 429/529, a usage cap), named as such: waiting is the fix,
+/// not the reviewer's setup.
+pub fn limited(words: &str, exit: i32) -> Failure {
+    let words = clip(words.trim(), 301);
+    Failure::new(
+        ReviewerError::Reported(format!(
+            "hit a rate or usage limit ({words}); it is retried at the next stop, so wait before stopping again"
+        )),
+        Some(exit),
+    )
+}
+
+/// The first stderr line that says error, else the first that is not a warning or
+/// chatter: what a CLI said before it died.
+pub fn first_error_line(stderr: &[u8]) -> Option<String> {
+    let text = String::from_utf8_lossy(stderr);
+    // codex prints this on every run, whatever happens.
+    let chatter = |l: &&str| l.starts_with("Reading additional input from stdin");
+    let lines = || {
+        text.lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .filter(|l| !chatter(l))
+    };
+    lines()
+        .find(|l| {
+            let lower = l.to_ascii_lowercase();
+            lower.starts_with("error") || lower.contains("error:")
+        })
+        .or_else(|| lines().find(|l| !l.to_ascii_lowercase().starts_with("warning")))
+        .map(str::to_owned)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn limits_are_named_and_other_errors_quoted_with_the_exit_status() {
+        let f = reported(
+            "ERROR: exceeded retry limit, last status: 429 Too Many Requests",
+            1,
+        );
+        assert!(
+            f.error.to_string().contains("rate or usage limit"),
+            "{}",
+            f.error
+        );
+        let f = reported("Invalid auth method selected.", 41);
+        assert_eq!(
+            f.error.to_string(),
+            "reported an error: Invalid auth method selected. (exit status 41)"
+        );
+        assert_eq!(f.exit, Some(41));
+    }
+
+    #[test]
+    fn the_first_error_line_skips_warnings() {
+        let err = b"warning: no bubblewrap\n\nERROR: exceeded retry limit\nmore\n";
+        assert_eq!(
+            first_error_line(err).as_deref(),
+            Some("ERROR: exceeded retry limit")
+        );
+        assert_eq!(
+            first_error_line(b"warning: x\nboom\n").as_deref(),
+            Some("boom")
+        );
+        assert_eq!(first_error_line(b"\n"), None);
+        assert_eq!(
+            first_error_line(b"Reading additional input from stdin...\nno auth\n").as_deref(),
+            Some("no auth")
+        );
+    }
+}

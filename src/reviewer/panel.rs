@@ -1,0 +1,253 @@
+//! A review panel (SPEC §18): every reviewer runs at once on the same iteration, each
+//! in its own process group with its own log; their reviews become one review file
+//! with a section per reviewer, ending with the panel's verdict. PASS only if every
+//! reviewer passes. One reviewer failing makes the run a reviewer failure: the agent
+//! cannot fix a broken reviewer, so it is never blocked by one (SPEC §5 step 16).
+
+use crate::model::cycle::{Due, Reviewed};
+use crate::model::facts::Facts;
+use crate::model::reviewers::{Kind, Reviewer};
+use crate::model::spend::Spend;
+use crate::model::verdict::{Reading, Verdict};
+use crate::reviewer::kinds::{Attempt, Failure, Job, Said};
+use crate::reviewer::{
+    Config, ReviewerError, Run, claude_attempt, claude_budget, codex, gemini, log_path,
+};
+use crate::store::atomic;
+use crate::store::event_log::Member;
+use crate::store::project::Project;
+
+pub fn run(project: &Project, f: &Facts, due: &Due, config: &Config, stamp: &str) -> Run {
+    let budget = claude_budget(due);
+    let attempts: Vec<Attempt> = std::thread::scope(|scope| {
+        let handles: Vec<_> = due
+            .reviewers
+            .iter()
+            .enumerate()
+            .map(|(i, reviewer)| {
+                let member = format!("{}-{}", i + 1, reviewer.kind.name());
+                scope.spawn(move || {
+                    let log = log_path(project, f, due, stamp, Some(&member));
+                    let job = Job {
+                        project,
+                        f,
+                        due,
+                        config,
+                        reviewer,
+                        log: &log,
+                        budget,
+                    };
+                    match reviewer.kind {
+                        Kind::Claude => {
+                            // Its own section file, so no member writes the review file.
+                            let section = project.logs().join(format!(
+                                "panel-{}-{}-{}-{stamp}-{member}.md",
+                                f.plan, due.review, due.iteration
+                            ));
+                            let rel = project.relative(&section);
+                            claude_attempt(&job, &section, &rel)
+                        }
+                        Kind::Codex => codex::attempt(&job),
+                        Kind::Gemini => gemini::attempt(&job),
+                    }
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .zip(&due.reviewers)
+            .map(|(h, reviewer)| {
+                h.join().unwrap_or_else(|_| Attempt {
+                    reviewer: reviewer.clone(),
+                    log: String::new(),
+                    started: false,
+                    spend: Spend::default(),
+                    result: Err(Failure::new(
+                        ReviewerError::Reported("the reviewer's thread failed".into()),
+                        None,
+                    )),
+                })
+            })
+            .collect()
+    });
+    conclude(project, f, due, attempts)
+}
+
+fn conclude(project: &Project, f: &Facts, due: &Due, attempts: Vec<Attempt>) -> Run {
+    let spend = attempts
+        .iter()
+        .fold(Spend::default(), |acc, a| acc.alongside(&a.spend));
+    let reviews = attempts.iter().filter(|a| a.started).count() as u64;
+    let members: Vec<Member> = attempts.iter().map(member).collect();
+    let failed: Vec<(&Reviewer, &Failure, &str)> = attempts
+        .iter()
+        .filter_map(|a| {
+            a.result
+                .as_ref()
+                .err()
+                .map(|e| (&a.reviewer, e, a.log.as_str()))
+        })
+        .collect();
+    let reviewed = if let Some((first, failure, log)) = failed.first() {
+        let names: Vec<String> = failed.iter().map(|(r, _, _)| r.to_string()).collect();
+        let who = if names.len() == 1 {
+            format!("panel member {first}")
+        } else {
+            format!("panel members {} failed; {first}", names.join(" and "))
+        };
+        Reviewed::Failed {
+            reason: format!(
+                "{who} {}; the panel's review was not recorded",
+                failure.error
+            ),
+            log: log.to_string(),
+            exit: failure.exit,
+        }
+    } else {
+        let said: Vec<(&Reviewer, &Said)> = attempts
+            .iter()
+            .filter_map(|a| a.result.as_ref().ok().map(|s| (&a.reviewer, s)))
+            .collect();
+        let (text, reading) = merge(due, &said);
+        let path = project.plan_dir(f.plan).join(&due.review_file);
+        match atomic::write(&path, text.as_bytes()) {
+            Ok(()) => Reviewed::Verdict {
+                reading,
+                exit: 0,
+                // Each member's findings, in panel order, for the block reason.
+                findings: said.iter().flat_map(|(_, s)| s.findings.clone()).collect(),
+            },
+            Err(e) => Reviewed::Failed {
+                reason: ReviewerError::Reported(format!("cannot write the review file: {e}"))
+                    .to_string(),
+                log: attempts.first().map(|a| a.log.clone()).unwrap_or_default(),
+                exit: Some(0),
+            },
+        }
+    };
+    Run {
+        reviewed,
+        reviews,
+        spend,
+        panel: members,
+    }
+}
+
+fn member(a: &Attempt) -> Member {
+    let (verdict, error) = match &a.result {
+        Ok(s) => (s.reading.verdict.as_str().to_owned(), None),
+        Err(e) => ("failed".to_owned(), Some(e.error.to_string())),
+    };
+    Member {
+        reviewer: a.reviewer.to_string(),
+        verdict,
+        error,
+        log: a.log.clone(),
+        spend: a.spend.clone(),
+    }
+}
+
+/// The panel's review file and verdict: one section per reviewer, in the order of
+/// `reviewers`, then the panel's `VERDICT:` line, which is PASS only if every
+/// reviewer's verdict is PASS.
+pub fn merge(due: &Due, said: &[(&Reviewer, &Said)]) -> (String, Reading) {
+    let all_pass = !said.is_empty() && said.iter().all(|(_, s)| s.reading.verdict == Verdict::Pass);
+    let verdict = if all_pass {
+        Verdict::Pass
+    } else {
+        Verdict::Fail
+    };
+    let mut text = format!(
+        "# {} #{}: a panel of {} reviewers\n\nEach section is one reviewer's review; the panel passes only if \
+         every reviewer passes.\n",
+        due.review,
+        due.iteration,
+        said.len()
+    );
+    let mut sources = Vec::new();
+    for (reviewer, s) in said {
+        text.push_str(&format!(
+            "\n## Reviewer {reviewer}: {}\n\n{}\n",
+            s.reading.verdict,
+            s.text.trim()
+        ));
+        sources.push(format!("{reviewer}={}", s.reading.verdict));
+    }
+    text.push_str(&format!("\nVERDICT: {}\n", verdict.as_str()));
+    (
+        text,
+        Reading {
+            verdict,
+            source: format!("panel({})", sources.join(",")),
+        },
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::phase::Review;
+    use crate::model::state::State;
+
+    fn due() -> Due {
+        Due {
+            review: Review::Plan,
+            iteration: 1,
+            model: String::new(),
+            task: None,
+            review_file: "plan-review-1.md".into(),
+            post_file: "plan-post-review-1.md".into(),
+            read: State::default(),
+            base: State::default(),
+            reviewers: Vec::new(),
+            panel: true,
+            budget_left: None,
+        }
+    }
+
+    fn said(v: Verdict) -> Said {
+        Said {
+            reading: Reading {
+                verdict: v,
+                source: "x".into(),
+            },
+            text: format!("Review text.\n\nVERDICT: {}\n", v.as_str()),
+            findings: vec![],
+        }
+    }
+
+    #[test]
+    fn the_panel_passes_only_when_every_reviewer_passes_and_says_so_last() {
+        let (a, b) = (
+            Reviewer::parse("claude:opus").unwrap(),
+            Reviewer::parse("codex:gpt-5-codex").unwrap(),
+        );
+        let (pass, fail, unknown) = (
+            said(Verdict::Pass),
+            said(Verdict::Fail),
+            said(Verdict::Unknown),
+        );
+        let (text, r) = merge(&due(), &[(&a, &pass), (&b, &pass)]);
+        assert_eq!(r.verdict, Verdict::Pass);
+        assert!(text.ends_with("\nVERDICT: PASS\n"));
+        assert!(
+            text.contains("## Reviewer claude:opus: PASS")
+                && text.contains("## Reviewer codex:gpt-5-codex: PASS")
+        );
+        assert_eq!(crate::model::verdict::from_text(&text), Some(true));
+        let (text, r) = merge(&due(), &[(&a, &pass), (&b, &fail)]);
+        assert_eq!(
+            (r.verdict, r.source.as_str()),
+            (
+                Verdict::Fail,
+                "panel(claude:opus=PASS,codex:gpt-5-codex=FAIL)"
+            )
+        );
+        assert!(text.ends_with("\nVERDICT: FAIL\n"));
+        assert_eq!(
+            merge(&due(), &[(&a, &pass), (&b, &unknown)]).1.verdict,
+            Verdict::Fail
+        );
+        assert_eq!(merge(&due(), &[]).1.verdict, Verdict::Fail);
+    }
+}

@@ -1,0 +1,517 @@
+//! SPEC §18: reviewer kinds (claude, codex, gemini), alternate and panel modes, what
+//! reviews cost, and the budget — against the real `taskie-hook` and `taskie` with fake
+//! reviewer programs that have the real CLIs' argv and output shapes.
+
+use crate::support::vendors::Vendor;
+use crate::support::{Fake, Project, due};
+use serde_json::{Value, json};
+
+const CODEX_SCHEMA: &str = r#"{"type":"object","properties":{"verdict":{"type":"string","enum":["PASS","FAIL"]},"summary":{"type":"string"},"findings":{"type":"array","items":{"type":"string"}}},"required":["verdict","summary","findings"],"additionalProperties":false}"#;
+
+/// A plan whose plan review is due, with these extra state fields.
+fn plan_review(extra: Value) -> Project {
+    let mut state = due("plan-review");
+    for (k, v) in extra.as_object().unwrap() {
+        state[k] = v.clone();
+    }
+    Project::new().plan("p").state(state)
+}
+
+/// The agent's post-review of review `n`, so the next stop runs review n+1.
+fn post_review(p: &Project, n: u64) {
+    std::fs::write(
+        p.plan_dir().join(format!("plan-post-review-{n}.md")),
+        "Addressed.\n",
+    )
+    .unwrap();
+}
+
+fn last_line(text: &str) -> &str {
+    text.trim_end().lines().last().unwrap_or("")
+}
+
+#[test]
+fn without_reviewers_the_claude_reviewer_runs_as_before_and_its_spend_is_logged() {
+    let p = plan_review(json!({})).reviewer(&Fake::pass().shape(crate::support::Shape::Raw(
+        r#"{"type":"result","subtype":"success","is_error":false,"result":"done","total_cost_usd":0.25,
+            "num_turns":4,"duration_ms":900,"usage":{"input_tokens":321,"output_tokens":45},
+            "structured_output":{"verdict":"PASS"}}"#,
+    )));
+    assert!(
+        p.stop().is_block(),
+        "one PASS of two: the agent owes a post-review"
+    );
+    let args = p.reviewer_args();
+    assert_eq!(args[..3], ["--print", "--model", "opus"]);
+    assert!(
+        !args.iter().any(|a| a == "--max-budget-usd"),
+        "no budget, no cap"
+    );
+    let e = p.last_event();
+    assert_eq!(e["model"], "opus");
+    assert_eq!(
+        (
+            &e["reviews"],
+            &e["cost_usd"],
+            &e["input_tokens"],
+            &e["output_tokens"],
+            &e["num_turns"]
+        ),
+        (&json!(1), &json!(0.25), &json!(321), &json!(45), &json!(4))
+    );
+    assert!(e["reviewer_ms"].as_u64().is_some(), "{e}");
+    assert!(e.get("panel").is_none(), "{e}");
+    assert_eq!(p.vendor_calls("codex") + p.vendor_calls("gemini"), 0);
+}
+
+#[test]
+fn alternate_mode_runs_claude_then_codex_by_iteration_and_codex_gets_its_documented_command() {
+    let p = plan_review(json!({"reviewers": ["claude:opus", "codex:gpt-5-codex"]}))
+        .codex(&Vendor::pass());
+    assert_eq!(
+        p.taskie_json(&["status", "--json"])["cycle"]["model"],
+        "claude:opus"
+    );
+    assert!(p.stop().is_block());
+    assert_eq!(
+        p.taskie_json(&["status", "--json"])["cycle"]["model"],
+        "codex:gpt-5-codex",
+        "status names the next review's reviewer"
+    );
+    assert_eq!((p.reviewer_calls(), p.vendor_calls("codex")), (1, 0));
+    assert_eq!(p.last_event()["model"], "claude:opus");
+    post_review(&p, 1);
+
+    let answer = p.stop().answer();
+    assert_eq!((p.reviewer_calls(), p.vendor_calls("codex")), (1, 1));
+    assert!(
+        answer["systemMessage"]
+            .as_str()
+            .unwrap()
+            .contains("2 clean reviews"),
+        "{answer}"
+    );
+    assert_eq!(p.state_json()["next_phase"], "create-tasks");
+    let args = p.vendor_args("codex");
+    let schema_path = p.logs().join("codex-output-schema.json");
+    assert_eq!(
+        args[..args.len() - 1],
+        [
+            "exec",
+            "--json",
+            "--output-schema",
+            schema_path.to_str().unwrap(),
+            "-m",
+            "gpt-5-codex",
+            "--sandbox",
+            "read-only",
+            "-c",
+            "approval_policy=\"never\"",
+            "--skip-git-repo-check",
+            "--ephemeral",
+            "--color",
+            "never",
+            "--"
+        ]
+    );
+    let prompt = args.last().unwrap();
+    assert!(prompt.contains("read-only sandbox"), "{prompt}");
+    assert!(!prompt.contains("Write your review to exactly this file"));
+    assert_eq!(
+        std::fs::read_to_string(p.reviewer_dir().join("codex-schema")).unwrap(),
+        CODEX_SCHEMA
+    );
+    assert_eq!(p.reviewer_saw("codex-skip"), "1", "the recursion guard");
+    // Codex cannot write (read-only sandbox): taskie wrote the review from its answer.
+    let review = p.read("plan-review-2.md");
+    assert!(
+        review.contains("Codex looked at the plan and says PASS."),
+        "{review}"
+    );
+    assert_eq!(last_line(&review), "VERDICT: PASS");
+    let e = p.last_event();
+    assert_eq!(
+        (
+            &e["model"],
+            &e["verdict_source"],
+            &e["input_tokens"],
+            &e["output_tokens"],
+            &e["num_turns"]
+        ),
+        (
+            &json!("codex:gpt-5-codex"),
+            &json!("structured_output"),
+            &json!(1234),
+            &json!(56),
+            &json!(1)
+        )
+    );
+    assert!(e.get("cost_usd").is_none(), "codex reports no cost: {e}");
+}
+
+#[test]
+fn a_claude_entry_runs_the_claude_reviewer_with_its_model() {
+    let p = plan_review(json!({"reviewers": ["claude:sonnet"], "review_model": "opus"}));
+    p.stop();
+    assert_eq!(p.reviewer_args()[..3], ["--print", "--model", "sonnet"]);
+    assert_eq!(p.last_event()["model"], "claude:sonnet");
+}
+
+#[test]
+fn gemini_reviews_with_its_documented_command_and_its_verdict_line_decides() {
+    let p = plan_review(json!({"reviewers": ["gemini:gemini-2.5-pro"]})).gemini(&Vendor::fail());
+    let reason = p.stop().reason();
+    assert!(reason.contains("plan-review-1.md"), "{reason}");
+    let args = p.vendor_args("gemini");
+    assert_eq!(args[0], "-p");
+    assert!(
+        args[1].contains("Do not create or change any file"),
+        "{}",
+        args[1]
+    );
+    assert_eq!(
+        args[2..],
+        [
+            "--output-format",
+            "json",
+            "-m",
+            "gemini-2.5-pro",
+            "--skip-trust",
+            "--approval-mode",
+            "default"
+        ]
+    );
+    assert_eq!(p.reviewer_saw("gemini-skip"), "1");
+    assert_eq!(p.reviewer_saw("gemini-stdin"), "", "stdin is empty");
+    let review = p.read("plan-review-1.md");
+    assert!(review.contains("- Name the config file"), "{review}");
+    assert_eq!(last_line(&review), "VERDICT: FAIL");
+    assert_eq!(p.state_json()["consecutive_clean"], 0);
+    let e = p.last_event();
+    assert_eq!(
+        (
+            &e["verdict"],
+            &e["verdict_source"],
+            &e["input_tokens"],
+            &e["output_tokens"],
+            &e["num_turns"]
+        ),
+        (
+            &json!("FAIL"),
+            &json!("response"),
+            &json!(2345),
+            &json!(67),
+            &json!(2)
+        )
+    );
+}
+
+#[test]
+fn a_vendor_reviewer_that_hits_a_rate_limit_is_a_reviewer_failure_saying_so() {
+    let p = plan_review(json!({"reviewers": ["gemini:gemini-2.5-pro"]}))
+        .gemini(&Vendor::rate_limited());
+    let msg = p.stop().message();
+    assert!(msg.contains("rate or usage limit"), "{msg}");
+    assert!(
+        msg.contains("Resource exhausted: quota (code 429)"),
+        "{msg}"
+    );
+    assert!(msg.contains("retried at the next stop"), "{msg}");
+    assert_eq!(p.state_json()["review_failures"], 1);
+    assert!(!p.exists("plan-review-1.md"));
+    assert_eq!(p.last_event()["reviewer_exit"], 173);
+}
+
+#[test]
+fn a_vendor_program_that_is_missing_names_its_variable() {
+    let p = plan_review(json!({"reviewers": ["codex:gpt-5-codex"]}));
+    let msg = p.stop().message();
+    assert!(msg.contains("TASKIE_CODEX"), "{msg}");
+    assert_eq!(p.state_json()["review_failures"], 1);
+    assert!(
+        p.last_event().get("reviews").is_none(),
+        "nothing ran, nothing spent"
+    );
+}
+
+#[test]
+fn a_passing_panel_of_two_passes_the_cycle_in_one_stop_with_one_merged_review() {
+    let p = plan_review(
+        json!({"reviewers": ["claude:opus", "codex:gpt-5-codex"], "review_mode": "panel"}),
+    )
+    .codex(&Vendor::pass());
+    let msg = p.stop().message();
+    assert!(
+        msg.contains("plan-review passed (2 clean reviews in a row)"),
+        "{msg}"
+    );
+    assert_eq!((p.reviewer_calls(), p.vendor_calls("codex")), (1, 1));
+    let s = p.state_json();
+    assert_eq!(
+        (&s["next_phase"], &s["phase_iteration"]),
+        (&json!("create-tasks"), &json!(1))
+    );
+    let review = p.read("plan-review-1.md");
+    assert!(review.contains("## Reviewer claude:opus: PASS"), "{review}");
+    assert!(
+        review.contains("## Reviewer codex:gpt-5-codex: PASS"),
+        "{review}"
+    );
+    assert!(review.contains("Codex looked at the plan"), "{review}");
+    assert!(
+        review.contains("The error message does not name the file"),
+        "claude's section: {review}"
+    );
+    assert_eq!(last_line(&review), "VERDICT: PASS");
+    // Claude wrote its section outside the plan directory, not the review file.
+    assert!(
+        !p.reviewer_args()
+            .last()
+            .unwrap()
+            .contains("plan-review-1.md")
+    );
+    let e = p.last_event();
+    assert_eq!((&e["reviews"], &e["verdict"]), (&json!(2), &json!("PASS")));
+    assert_eq!(e["model"], "claude:opus,codex:gpt-5-codex");
+    assert_eq!(e["cost_usd"], 0.01, "only claude reports a cost");
+    assert_eq!(e["input_tokens"], 1234);
+    let members = e["panel"].as_array().unwrap();
+    assert_eq!(members.len(), 2);
+    assert_eq!(
+        (&members[0]["reviewer"], &members[0]["verdict"]),
+        (&json!("claude:opus"), &json!("PASS"))
+    );
+    assert_eq!(
+        (&members[1]["reviewer"], &members[1]["verdict"]),
+        (&json!("codex:gpt-5-codex"), &json!("PASS"))
+    );
+}
+
+#[test]
+fn a_panel_with_one_fail_fails_and_blocks_with_the_merged_review() {
+    let p = plan_review(
+        json!({"reviewers": ["claude:opus", "codex:gpt-5-codex"], "review_mode": "panel"}),
+    )
+    .codex(&Vendor::fail());
+    let reason = p.stop().reason();
+    assert!(reason.contains("plan-post-review-1.md"), "{reason}");
+    assert_eq!(p.state_json()["consecutive_clean"], 0);
+    let review = p.read("plan-review-1.md");
+    assert!(
+        review.contains("## Reviewer codex:gpt-5-codex: FAIL"),
+        "{review}"
+    );
+    assert!(
+        review.contains("The parser drops the last line"),
+        "{review}"
+    );
+    assert_eq!(last_line(&review), "VERDICT: FAIL");
+    assert_eq!(
+        p.last_event()["verdict_source"],
+        "panel(claude:opus=PASS,codex:gpt-5-codex=FAIL)"
+    );
+}
+
+#[test]
+fn a_panel_member_failing_is_a_reviewer_failure_that_names_it_and_records_no_review() {
+    let p = plan_review(
+        json!({"reviewers": ["claude:opus", "codex:gpt-5-codex"], "review_mode": "panel"}),
+    )
+    .codex(&Vendor::rate_limited());
+    let msg = p.stop().message();
+    assert!(msg.contains("codex:gpt-5-codex"), "{msg}");
+    assert!(msg.contains("rate or usage limit"), "{msg}");
+    assert!(
+        msg.contains("-2-codex.log"),
+        "the failing member's log: {msg}"
+    );
+    let s = p.state_json();
+    assert_eq!(
+        (&s["review_failures"], &s["phase_iteration"]),
+        (&json!(1), &json!(0))
+    );
+    assert!(!p.exists("plan-review-1.md"));
+    let e = p.last_event();
+    assert_eq!(
+        (&e["path"], &e["reviews"]),
+        (&json!("reviewer-failed"), &json!(2))
+    );
+    assert_eq!(e["panel"][1]["verdict"], "failed");
+    assert_eq!(e["cost_usd"], 0.01, "the member that ran still cost money");
+}
+
+#[test]
+fn panel_reviewers_run_at_the_same_time() {
+    let p = plan_review(json!({"reviewers": ["codex:gpt-5-codex", "gemini:gemini-2.5-pro"], "review_mode": "panel"}))
+        .codex(&Vendor::pass().sleep(1.0))
+        .gemini(&Vendor::pass().sleep(1.0));
+    p.stop().message();
+    let (cs, ce) = (
+        p.vendor_stamp("codex", "start"),
+        p.vendor_stamp("codex", "end"),
+    );
+    let (gs, ge) = (
+        p.vendor_stamp("gemini", "start"),
+        p.vendor_stamp("gemini", "end"),
+    );
+    // In sequence, one would start only after the other ended.
+    assert!(
+        cs.max(gs) < ce.min(ge),
+        "both started before either ended: codex {cs}..{ce}, gemini {gs}..{ge}"
+    );
+}
+
+#[test]
+fn a_spent_budget_hard_stops_the_next_review_and_claude_gets_what_remains() {
+    let p = plan_review(json!({"max_cost_usd": 0.015})).reviewer(&Fake::fail());
+    assert!(p.stop().is_block());
+    let args = p.reviewer_args();
+    let at = args
+        .iter()
+        .position(|a| a == "--max-budget-usd")
+        .expect("the cap");
+    assert_eq!(args[at + 1], "0.015");
+    post_review(&p, 1);
+    assert!(p.stop().is_block());
+    let args = p.reviewer_args();
+    let at = args.iter().position(|a| a == "--max-budget-usd").unwrap();
+    assert_eq!(
+        args[at + 1],
+        "0.005",
+        "0.015 less the 0.01 the first review cost"
+    );
+    post_review(&p, 2);
+
+    let before = p.state_bytes();
+    let msg = p.stop().message();
+    assert_eq!(p.reviewer_calls(), 2, "no review ran");
+    assert_eq!(p.state_bytes(), before, "state.json unchanged");
+    assert!(msg.contains("$0.02 of its $0.015 budget"), "{msg}");
+    assert!(
+        msg.contains("taskie state set --plan p max_cost_usd="),
+        "{msg}"
+    );
+    assert!(msg.contains("taskie advance --plan p"), "{msg}");
+    let diag: Value = serde_json::from_str(
+        &std::fs::read_to_string(p.logs().join("p-diagnostics.json")).unwrap(),
+    )
+    .unwrap();
+    assert_eq!(diag["stop_reason"], "budget_exhausted");
+    assert_eq!(diag["spent_usd"], 0.02);
+    let status = p.taskie_json(&["status", "--json"]);
+    assert_eq!(status["cycle"]["status"], "hard-stop");
+    assert_eq!(status["hard_stop"]["stop_reason"], "budget_exhausted");
+    let route = p.run_taskie(&["continue-plan"]);
+    assert!(
+        route.stdout.contains("max_cost_usd=") && route.stdout.contains("taskie advance"),
+        "continue-plan asks the human with the resolving commands: {}",
+        route.stdout
+    );
+
+    p.run_taskie(&["state", "set", "max_cost_usd=1"]).ok();
+    assert!(p.stop().is_block(), "a raised budget lets review #3 run");
+    assert_eq!(p.reviewer_calls(), 3);
+}
+
+#[test]
+fn status_shows_the_cycles_and_the_plans_reviews_time_and_cost() {
+    let p = Project::new().plan("p").state(due("plan-review"));
+    p.stop();
+    post_review(&p, 1);
+    p.stop();
+    let v = p.taskie_json(&["status", "--json"]);
+    assert_eq!(v["spend"]["plan"]["reviews"], 2, "{v}");
+    assert_eq!(v["spend"]["plan"]["cost_usd"], 0.02);
+    assert!(v["spend"]["plan"]["review_seconds"].as_f64().unwrap() > 0.0);
+    assert_eq!(
+        v["spend"]["cycle"]["reviews"], 2,
+        "the cycle that just passed: {v}"
+    );
+
+    // The next cycle starts empty; the plan keeps its total.
+    p.run_taskie(&[
+        "state",
+        "set",
+        "next_phase=plan-review",
+        "phase_iteration=0",
+        "consecutive_clean=0",
+    ])
+    .ok();
+    let v = p.taskie_json(&["status", "--json"]);
+    assert_eq!(
+        (
+            &v["spend"]["cycle"]["reviews"],
+            &v["spend"]["plan"]["reviews"]
+        ),
+        (&json!(0), &json!(2))
+    );
+    let text = p.run_taskie(&["status"]);
+    let line = text
+        .ok()
+        .lines()
+        .find(|l| l.starts_with("Spend"))
+        .expect("a Spend line");
+    assert!(line.contains("cycle 0 reviews"), "{line}");
+    assert!(line.contains("plan 2 reviews"), "{line}");
+    assert!(line.contains("$0.02"), "{line}");
+}
+
+#[test]
+fn init_and_state_set_take_reviewers_mode_and_budget_and_refuse_bad_ones_clearly() {
+    let p = Project::new().plan("p");
+    p.run_taskie(&[
+        "init",
+        "p",
+        "--reviewer",
+        "claude:opus",
+        "--reviewer",
+        "codex:gpt-5-codex",
+        "--review-mode",
+        "panel",
+        "--max-cost-usd",
+        "5",
+    ])
+    .ok();
+    let s = p.state_json();
+    assert_eq!(s["reviewers"], json!(["claude:opus", "codex:gpt-5-codex"]));
+    assert_eq!(
+        (&s["review_mode"], &s["max_cost_usd"]),
+        (&json!("panel"), &json!(5.0))
+    );
+
+    let err = p.run_taskie(&["init", "q", "--reviewer", "gpt:4"]);
+    let err = err.fails_with(2);
+    assert!(
+        err.contains("reviewers") && err.contains("claude, codex, gemini"),
+        "{err}"
+    );
+
+    p.run_taskie(&["state", "set", r#"reviewers=["gemini:gemini-2.5-pro"]"#])
+        .ok();
+    assert_eq!(
+        p.state_json()["reviewers"],
+        json!(["gemini:gemini-2.5-pro"])
+    );
+    let before = p.state_bytes();
+    let run = p.run_taskie(&["state", "set", "reviewers=codex"]);
+    assert_ne!(run.code, Some(0));
+    assert!(run.stderr.contains("\"reviewers\""), "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("reviewers=claude:opus,codex:gpt-5-codex"),
+        "the fix: {}",
+        run.stderr
+    );
+    let run = p.run_taskie(&["state", "set", "max_cost_usd=-1"]);
+    assert!(run.stderr.contains("max_cost_usd"), "{}", run.stderr);
+    assert_eq!(p.state_bytes(), before, "refused sets change nothing");
+}
+
+#[test]
+fn a_state_json_with_a_bad_reviewer_is_a_state_error_and_nothing_runs() {
+    let p = plan_review(json!({"reviewers": ["claude:op us"]}));
+    let msg = p.stop().message();
+    assert!(msg.contains("\"reviewers\""), "{msg}");
+    assert!(msg.contains("taskie state set reviewers="), "{msg}");
+    assert_eq!(p.reviewer_calls(), 0);
+}
