@@ -9,17 +9,18 @@ use crate::model::verdict::{Reading, Verdict};
 
 pub fn invalid_plan(plan: &str, errors: &[String]) -> String {
     format!(
-        "Plan '{plan}': {}. Fix: rename, move or remove the files named (plan files follow the names in ground-rules.md; \
-         notes belong outside .taskie/plans/{plan}/), then run `taskie validate --plan {plan}`. \
+        "Plan '{plan}': {}. Fix: {}; then run `taskie validate --plan {plan}`. \
          Nothing else happens for this plan until it is valid.",
-        errors.join("; ")
+        errors.join("; "),
+        crate::model::validate::fixes(plan, errors).join("; ")
     )
 }
 
 pub fn state_error(plan: &str, e: &StateError) -> String {
     // StateError's text starts with "state.json", so prefixing the directory names the file.
     format!(
-        "Taskie: plan '{plan}': .taskie/plans/{plan}/{e}. The file was left unchanged; no review runs until it is fixed."
+        "Taskie: plan '{plan}': .taskie/plans/{plan}/{}. The file was left unchanged; no review runs until it is fixed.",
+        e.explain(plan)
     )
 }
 

@@ -12,8 +12,22 @@ pub const MAX_REVIEW_FAILURES: u64 = 3;
 
 /// The review cycle in progress: `next_phase` is a review or its post-review.
 pub fn in_progress(s: &State) -> Option<Review> {
-    let next = s.next_phase.as_deref()?;
+    of_next_phase(s.next_phase.as_deref())
+}
+
+/// The cycle a `next_phase` value belongs to: a review or its post-review.
+pub fn of_next_phase(next: Option<&str>) -> Option<Review> {
+    let next = next?;
     Review::from_name(next).or_else(|| Review::from_post_name(next))
+}
+
+/// Setting `next_phase` from `before` to `after` starts a new cycle (which then takes
+/// [`reset`]) when `after` is a review phase and not the cycle already in progress; going
+/// back from `post-R` to `R` continues the current one.
+pub fn starts_new(before: Option<&str>, after: Option<&str>) -> bool {
+    after
+        .and_then(Review::from_name)
+        .is_some_and(|r| of_next_phase(before) != Some(r))
 }
 
 /// Why review N = `phase_iteration + 1` may not run (SPEC §5 step 14), if it may not.
