@@ -12,7 +12,8 @@ use crate::model::plan_file::PlanFile;
 use crate::model::state::State;
 use crate::model::text::clip;
 use crate::paint::{Paint, WIDTH, wrap};
-use crate::store::{diagnostics, event_log};
+use crate::store::lock::{self, Running};
+use crate::store::{diagnostics, event_log, snapshot};
 use serde::Serialize;
 use serde_json::Value;
 use std::io::Write;
@@ -35,6 +36,9 @@ pub struct Report {
     pub hard_stop: Option<Value>,
     /// Structure errors (SPEC §7).
     pub errors: Vec<String>,
+    /// The review the hook is running now, as it announced it in the plan lock file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub running: Option<Running>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -139,7 +143,7 @@ pub fn build(f: &Facts, dir: &str, verdicts: &[(u64, String)], diag: Option<Valu
     let (state, state_error) = match f.state {
         Ok(Some(s)) => (Some(s), None),
         Ok(None) => (None, None),
-        Err(e) => (None, Some(format!("{dir}/{e}"))),
+        Err(e) => (None, Some(format!("{dir}/{}", e.explain(f.plan)))),
     };
     let current = state.and_then(|s| s.current_task);
     let tasks = f
@@ -222,6 +226,7 @@ pub fn build(f: &Facts, dir: &str, verdicts: &[(u64, String)], diag: Option<Valu
         reviews,
         hard_stop,
         errors: f.errors.to_vec(),
+        running: None,
     }
 }
 
@@ -289,9 +294,10 @@ pub fn human(r: &Report, p: &Paint) -> String {
 
 fn cycle_lines(out: &mut String, p: &Paint, r: &Report, c: &Cycle) {
     let of_task = c.task.map(|t| format!(" of task {t}")).unwrap_or_default();
-    let status = match c.status {
-        CycleStatus::HardStop => p.red(c.status.text()),
-        CycleStatus::Passed => p.green(c.status.text()),
+    let status = match (c.status, &r.running) {
+        (_, Some(run)) => p.yellow(&format!("review {run}")),
+        (CycleStatus::HardStop, _) => p.red(c.status.text()),
+        (CycleStatus::Passed, _) => p.green(c.status.text()),
         _ => p.yellow(c.status.text()),
     };
     line(
@@ -420,16 +426,21 @@ pub fn run(
         Ok(Some(s)) => match cycle_of(s) {
             Some((r, k)) => {
                 let history = event_log::history(&logs, &target.plan, r.name());
-                let diag = std::fs::read(logs.join(diagnostics::file_name(&target.plan)))
-                    .ok()
-                    .and_then(|b| serde_json::from_slice(&b).ok());
+                let diag = snapshot::read_regular(
+                    &logs.join(diagnostics::file_name(&target.plan)),
+                    snapshot::PLAN_FILE_LIMIT,
+                )
+                .ok()
+                .flatten()
+                .and_then(|b| serde_json::from_slice(&b).ok());
                 (event_log::cycle_verdicts(&history, k), diag)
             }
             None => (Vec::new(), None),
         },
         _ => (Vec::new(), None),
     };
-    let report = build(&facts, &target.rel_dir(), &verdicts, diag);
+    let mut report = build(&facts, &target.rel_dir(), &verdicts, diag);
+    report.running = lock::running(&target.project.locks(), &target.plan);
     if json {
         let v = serde_json::to_value(&report).map_err(std::io::Error::other)?;
         writeln!(out, "{v:#}")?;

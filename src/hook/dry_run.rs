@@ -198,6 +198,9 @@ pub fn human(r: &Value) -> String {
         "branch:",
         r["branch"].as_str().unwrap_or("").into(),
     );
+    if let Some(e) = r.get("error").and_then(Value::as_str) {
+        line(&mut out, "error:", e.into());
+    }
     if let Some(review) = r.get("review") {
         line(
             &mut out,

@@ -59,6 +59,15 @@ pub fn precondition(plan: &str, r: Review, missing: &str) -> String {
     )
 }
 
+pub fn cannot_save(plan: &str, due: &Due, problem: &str) -> String {
+    format!(
+        "Taskie: plan '{plan}': {} #{} is due, but the plan directory cannot be written ({problem}), so its outcome \
+         could not be saved: no review was started. Make .taskie/plans/{plan}/ writable (or free disk space), then \
+         stop again.",
+        due.review, due.iteration
+    )
+}
+
 pub fn reviewer_failed(plan: &str, due: &Due, reason: &str, log: &str, failures: u64) -> String {
     let r = due.review;
     let head = format!(
@@ -115,15 +124,24 @@ pub fn address_review(
         Some(t) => format!("task {t} of plan '{}'", f.plan),
         None => format!("plan '{}'", f.plan),
     };
+    let next = due.iteration.saturating_add(1);
+    let then = if next > due.base.max_reviews {
+        format!(
+            "stop: that was the last review max_reviews={} allows, so the next stop is a hard stop and a human \
+             decides how to go on (no review #{next} runs by itself)",
+            due.base.max_reviews
+        )
+    } else {
+        format!("stop, so review #{next} runs")
+    };
     format!(
         "An independent reviewer (a fresh {} session with none of your context) ran {r} #{n} on {what} and wrote {review}. \
          {verdict} Now perform /taskie:{post_action}: read {review}, address every finding (fix it, or explain why not), \
          and write what you did to {post}. Do not edit state.json by hand: the hook detects {post_file} by itself. \
-         When that file is written and committed, stop, so review #{next} runs.",
+         When that file is written and committed, {then}.",
         due.model,
         n = due.iteration,
         post_action = r.post_name(),
         post_file = due.post_file,
-        next = due.iteration.saturating_add(1),
     )
 }

@@ -56,6 +56,20 @@ pub fn reset(s: &mut State) {
     s.review_failures = 0;
 }
 
+/// The state just before review `n` of `r` ran (SPEC §5 step 10): used when that review's
+/// file is missing, so the review was interrupted or lost and runs again. The streak and
+/// the model go back to what they were; an unknown earlier streak counts as 0, the safe
+/// side (one more review, never one fewer).
+pub fn rewind(s: &State, r: Review, n: u64) -> State {
+    let mut back = s.clone();
+    back.phase = r.post_name().into();
+    back.next_phase = Some(r.name().into());
+    back.phase_iteration = Some(n.saturating_sub(1));
+    back.consecutive_clean = s.consecutive_clean.saturating_sub(1);
+    back.review_model = crate::model::phase::toggle_model(&s.review_model).into();
+    back
+}
+
 /// The model a cycle starts with (SPEC §1).
 pub const FIRST_MODEL: &str = "opus";
 

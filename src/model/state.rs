@@ -85,6 +85,24 @@ impl Field {
     }
 }
 
+/// The fields and what each may hold, one per line, for `taskie state set --help`.
+pub fn fields_help() -> String {
+    let width = FIELDS.iter().map(|f| f.name.len()).max().unwrap_or(0);
+    let mut text = String::from("Fields (state.json, SPEC §3):\n");
+    for f in &FIELDS {
+        text.push_str(&format!(
+            "  {:width$}  {} (default {})\n",
+            f.name,
+            f.kind.expected(),
+            f.default
+        ));
+    }
+    text.push_str(
+        "Setting next_phase to a review phase other than the one in progress starts a new review cycle.",
+    );
+    text
+}
+
 pub fn find_field(name: &str) -> Option<&'static Field> {
     FIELDS.iter().find(|f| f.name == name)
 }

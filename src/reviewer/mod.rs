@@ -40,11 +40,13 @@ impl Config {
             .unwrap_or_else(|| "claude".into());
         let timeout = match std::env::var("TASKIE_REVIEW_TIMEOUT") {
             Err(_) => Duration::from_secs(DEFAULT_TIMEOUT_SECS),
-            Ok(text) => match text.trim().parse::<f64>() {
-                Ok(secs) if secs > 0.0 && secs.is_finite() => Duration::from_secs_f64(secs),
+            // try_from: a finite value too large for a Duration (above ~1.8e19 s) is out of
+            // range, not a panic.
+            Ok(text) => match text.trim().parse::<f64>().ok().filter(|s| *s > 0.0).map(Duration::try_from_secs_f64) {
+                Some(Ok(timeout)) => timeout,
                 _ => {
                     warn(format!(
-                        "TASKIE_REVIEW_TIMEOUT=\"{text}\" is not a positive number of seconds; using {DEFAULT_TIMEOUT_SECS}"
+                        "TASKIE_REVIEW_TIMEOUT=\"{text}\" is not a positive number of seconds a timer can hold; using {DEFAULT_TIMEOUT_SECS}"
                     ));
                     Duration::from_secs(DEFAULT_TIMEOUT_SECS)
                 }
@@ -118,18 +120,48 @@ pub fn args(model: &str, prompt: &str) -> Vec<OsString> {
     .collect()
 }
 
+/// One reviewer run about to start: when, and its log.
+#[derive(Debug, Clone)]
+pub struct Start {
+    pub started: Utc,
+    /// Unique among runs: UTC to the millisecond, then the hook's pid.
+    pub stamp: String,
+    pub log: std::path::PathBuf,
+}
+
+/// Names the run of review `due`: its log name holds the time to the millisecond and the
+/// hook's pid, so quick runs, and runs of parallel hooks, never share a log.
+pub fn start(project: &Project, f: &Facts, due: &Due) -> Start {
+    let started = Utc::now();
+    let second = started.compact();
+    let stamp = format!(
+        "{}{:03}Z-{}",
+        second.trim_end_matches('Z'),
+        started.millis,
+        std::process::id()
+    );
+    let log = project.logs().join(format!(
+        "review-{}-{}-{}-{stamp}.log",
+        f.plan, due.review, due.iteration
+    ));
+    Start {
+        started,
+        stamp,
+        log,
+    }
+}
+
 /// Runs review `due` and reads its verdict. The caller holds the plan lock.
-pub fn review(project: &Project, f: &Facts, due: &Due, config: &Config) -> Reviewed {
+pub fn review(project: &Project, f: &Facts, due: &Due, config: &Config, run: &Start) -> Reviewed {
     let plan_dir = project.plan_dir(f.plan);
     let review_path = plan_dir.join(&due.review_file);
-    let started = Utc::now();
     // A review file already there was left by an interrupted run: keep it, but out of
     // the way, so the file found afterwards is this run's.
     if review_path.exists() {
         let aside = project.logs().join(format!(
             "stale-{}-{}-{}",
             f.plan,
-            started.compact(),
+            run.stamp,
             due.review_file
         ));
         let _ = fs_err::rename(&review_path, aside);
@@ -144,13 +176,7 @@ pub fn review(project: &Project, f: &Facts, due: &Due, config: &Config) -> Revie
         stdout_limit: STDOUT_LIMIT,
         stderr_limit: STDERR_LIMIT,
     };
-    let log = project.logs().join(format!(
-        "review-{}-{}-{}-{}.log",
-        f.plan,
-        due.review,
-        due.iteration,
-        started.compact()
-    ));
+    let log = run.log.clone();
     let log_rel = project.relative(&log);
     let outcome = process::run(&spec);
     write_log(&log, &spec, &prompt, &outcome);
@@ -173,9 +199,20 @@ pub fn review(project: &Project, f: &Facts, due: &Due, config: &Config) -> Revie
     if out.stdout_truncated {
         return fail(ReviewerError::Truncated, Some(0));
     }
-    let result: Option<Value> = serde_json::from_slice::<Value>(&out.stdout)
-        .ok()
-        .filter(Value::is_object);
+    // Stdout that is JSON but not the CLI's result object (an array, a string) is not a
+    // result at all: reading the review file alone would let its PASS outvote a FAIL there.
+    let result: Option<Value> = match serde_json::from_slice::<Value>(&out.stdout) {
+        Ok(v) if v.is_object() => Some(v),
+        Ok(_) => {
+            return fail(
+                ReviewerError::Reported(
+                    "its output is JSON but not a result object (see the log)".into(),
+                ),
+                Some(0),
+            );
+        }
+        Err(_) => None,
+    };
     if let Some(r) = &result {
         let is_error = r.get("is_error").and_then(Value::as_bool).unwrap_or(false);
         let subtype = r
