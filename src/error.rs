@@ -18,7 +18,10 @@ pub enum Error {
     /// `--plan` or `TASKIE_PLAN` names no usable plan.
     UnknownPlan(String),
     /// Another process holds the plan lock: the plan, and who holds it in words.
-    Locked { plan: String, holder: String },
+    Locked {
+        plan: String,
+        holder: String,
+    },
     /// The plan has no state.json and the command needs one.
     NoState(String),
     /// state.json exists but cannot be used (SPEC §3); it was not modified.

@@ -109,7 +109,9 @@ fn a_fifo_as_the_event_log_does_not_hold_up_the_hook() {
     assert!(run.is_block(), "the review ran: {}", run.stdout);
     assert!(run.stderr.contains("events.jsonl"), "{}", run.stderr);
     // A hard stop reads the log for its verdict history: that must not wait either.
-    let p = Project::new().plan("p").state(json!({"phase": "plan-review", "next_phase": "plan-review",
+    let p = Project::new()
+        .plan("p")
+        .state(json!({"phase": "plan-review", "next_phase": "plan-review",
         "phase_iteration": 8, "max_reviews": 8}));
     std::fs::create_dir_all(p.logs()).unwrap();
     mkfifo(&p.logs().join("events.jsonl"));
@@ -129,11 +131,24 @@ fn a_review_timeout_too_large_falls_back_to_the_default_with_a_warning() {
         .env("TASKIE_REVIEW_TIMEOUT", "1e20");
     let dry = guarded_hook(&p, &["--dry-run"], &stop_event(&p));
     assert_eq!(dry.code, Some(0), "{}", dry.stderr);
-    assert!(dry.stderr.contains("TASKIE_REVIEW_TIMEOUT"), "{}", dry.stderr);
+    assert!(
+        dry.stderr.contains("TASKIE_REVIEW_TIMEOUT"),
+        "{}",
+        dry.stderr
+    );
     let run = p.stop();
-    assert!(run.is_block(), "the review ran: {} {}", run.stdout, run.stderr);
+    assert!(
+        run.is_block(),
+        "the review ran: {} {}",
+        run.stdout,
+        run.stderr
+    );
     assert_eq!(p.reviewer_calls(), 1);
-    assert!(run.stderr.contains("TASKIE_REVIEW_TIMEOUT"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("TASKIE_REVIEW_TIMEOUT"),
+        "{}",
+        run.stderr
+    );
 }
 
 // 3. Size cap.
@@ -163,11 +178,10 @@ fn tasks_md_linked_to_dev_zero_is_an_error_not_an_endless_read() {
 
 #[test]
 fn setting_next_phase_to_another_review_starts_a_fresh_cycle() {
-    let p = Project::new()
-        .plan("p")
-        .tasks(&[(1, "done")])
-        .state(json!({"phase": "code-review", "next_phase": "complete-task", "phase_iteration": 3,
-            "consecutive_clean": 3, "review_model": "sonnet", "current_task": 1, "max_reviews": 8}));
+    let p = Project::new().plan("p").tasks(&[(1, "done")]).state(
+        json!({"phase": "code-review", "next_phase": "complete-task", "phase_iteration": 3,
+            "consecutive_clean": 3, "review_model": "sonnet", "current_task": 1, "max_reviews": 8}),
+    );
     let route = p.run_taskie(&["continue-plan"]);
     let out = route.ok();
     assert!(out.contains("all-code-review"), "{out}");
@@ -188,11 +202,17 @@ fn setting_next_phase_back_to_the_current_review_keeps_the_cycle() {
     let p = Project::new()
         .plan("p")
         .file("plan-review-1.md", "x")
-        .state(json!({"phase": "plan-review", "next_phase": "post-plan-review", "phase_iteration": 1,
-            "consecutive_clean": 1, "review_model": "sonnet", "max_reviews": 8}));
-    p.run_taskie(&["state", "set", "next_phase=plan-review"]).ok();
+        .state(
+            json!({"phase": "plan-review", "next_phase": "post-plan-review", "phase_iteration": 1,
+            "consecutive_clean": 1, "review_model": "sonnet", "max_reviews": 8}),
+        );
+    p.run_taskie(&["state", "set", "next_phase=plan-review"])
+        .ok();
     let s = p.state_json();
-    assert_eq!((s["phase_iteration"].clone(), s["consecutive_clean"].clone()), (json!(1), json!(1)));
+    assert_eq!(
+        (s["phase_iteration"].clone(), s["consecutive_clean"].clone()),
+        (json!(1), json!(1))
+    );
 }
 
 // 5. An interrupted review is re-run.
@@ -203,8 +223,10 @@ fn a_missing_review_file_reruns_the_interrupted_review() {
         .plan("p")
         .file("plan-review-1.md", "# Review\n\nVERDICT: FAIL\n")
         .file("plan-post-review-1.md", "done\n")
-        .state(json!({"phase": "plan-review", "next_phase": "post-plan-review", "phase_iteration": 2,
-            "consecutive_clean": 0, "review_model": "opus", "max_reviews": 8}))
+        .state(
+            json!({"phase": "plan-review", "next_phase": "post-plan-review", "phase_iteration": 2,
+            "consecutive_clean": 0, "review_model": "opus", "max_reviews": 8}),
+        )
         .reviewer(&Fake::fail());
     let run = p.stop();
     assert_eq!(p.reviewer_calls(), 1, "{}", run.stdout);
@@ -224,9 +246,15 @@ fn a_missing_post_review_is_fixed_by_writing_it_never_by_removing_the_review() {
         .file("plan-review-2.md", "x")
         .state(due("plan-review"));
     let reason = p.stop().reason();
-    assert!(reason.contains("plan-review-1.md requires plan-post-review-1.md"), "{reason}");
+    assert!(
+        reason.contains("plan-review-1.md requires plan-post-review-1.md"),
+        "{reason}"
+    );
     assert!(!reason.contains("remove"), "{reason}");
-    assert!(reason.contains("write .taskie/plans/p/plan-post-review-1.md"), "{reason}");
+    assert!(
+        reason.contains("write .taskie/plans/p/plan-post-review-1.md"),
+        "{reason}"
+    );
 }
 
 // 7. Stdout that is JSON but not an object.
@@ -252,9 +280,7 @@ fn no_review_starts_when_the_plan_directory_cannot_be_written() {
     p.script_reviewer(&format!("ulimit -S -f unlimited\n{REVIEW_FAIL}"));
     // `ulimit -f 0` makes every write of a byte fail (EFBIG) as a full disk would; the
     // signal it would raise is ignored so the write returns the error.
-    let script = format!(
-        "trap '' XFSZ; ulimit -S -f 0; exec '{HOOK}'"
-    );
+    let script = format!("trap '' XFSZ; ulimit -S -f 0; exec '{HOOK}'");
     let out = Command::new("sh")
         .args(["-c", &script])
         .env_remove("TASKIE_HOOK_SKIP")
@@ -266,27 +292,43 @@ fn no_review_starts_when_the_plan_directory_cannot_be_written() {
         .spawn()
         .and_then(|mut c| {
             use std::io::Write;
-            c.stdin.take().unwrap().write_all(stop_event(&p).as_bytes())?;
+            c.stdin
+                .take()
+                .unwrap()
+                .write_all(stop_event(&p).as_bytes())?;
             c.wait_with_output()
         })
         .unwrap();
     let text = Run::from(out).message();
     assert_eq!(p.reviewer_calls(), 0, "{text}");
-    assert!(text.contains("cannot be written") || text.contains("cannot write"), "{text}");
+    assert!(
+        text.contains("cannot be written") || text.contains("cannot write"),
+        "{text}"
+    );
 }
 
 // 9. Non-UTF-8 tasks.md.
 
 #[test]
 fn a_non_utf8_tasks_md_is_a_structure_error_naming_the_line() {
-    let p = Project::new().plan("p").tasks(&[(1, "pending")]).state(due("tasks-review"));
+    let p = Project::new()
+        .plan("p")
+        .tasks(&[(1, "pending")])
+        .state(due("tasks-review"));
     let mut bytes = std::fs::read(p.plan_dir().join("tasks.md")).unwrap();
     bytes.extend_from_slice(b"| 2 | caf\xe9 | pending |\n");
     std::fs::write(p.plan_dir().join("tasks.md"), bytes).unwrap();
     let reason = p.stop().reason();
-    assert!(reason.contains("tasks.md is not UTF-8 text (line 4)"), "{reason}");
+    assert!(
+        reason.contains("tasks.md is not UTF-8 text (line 4)"),
+        "{reason}"
+    );
     let run = p.run_taskie(&["validate"]);
-    assert!(run.stdout.contains("tasks.md is not UTF-8 text (line 4)"), "{}", run.stdout);
+    assert!(
+        run.stdout.contains("tasks.md is not UTF-8 text (line 4)"),
+        "{}",
+        run.stdout
+    );
 }
 
 // 11. One link rule: never follow a link out of .taskie/.
@@ -301,7 +343,10 @@ fn state_set_leaves_a_linked_state_json_alone() {
     assert!(run.fails_with(1).contains("link"), "{}", run.stderr);
     let meta = std::fs::symlink_metadata(p.plan_dir().join("state.json")).unwrap();
     assert!(meta.file_type().is_symlink());
-    assert_eq!(std::fs::read_to_string(&outside).unwrap(), due("plan-review").to_string());
+    assert_eq!(
+        std::fs::read_to_string(&outside).unwrap(),
+        due("plan-review").to_string()
+    );
 }
 
 #[test]
@@ -340,16 +385,25 @@ fn a_state_json_with_a_bom_is_read() {
 
 #[test]
 fn bad_json_advice_gives_the_position_the_plan_id_and_what_force_does() {
-    let p = Project::new().plan("myplan").file("state.json", "{\n  \"phase\": ,\n}\n");
+    let p = Project::new()
+        .plan("myplan")
+        .file("state.json", "{\n  \"phase\": ,\n}\n");
     let text = p.stop().message();
     for want in ["line 2 column", "taskie init myplan --force", "restart"] {
         assert!(text.contains(want), "{want}: {text}");
     }
     assert!(!text.contains("<plan-id>"), "{text}");
     let err = p.run_taskie(&["state", "get"]).fails_with(1).to_owned();
-    assert!(err.contains("taskie init myplan --force") && err.contains("restart"), "{err}");
+    assert!(
+        err.contains("taskie init myplan --force") && err.contains("restart"),
+        "{err}"
+    );
     let status = p.run_taskie(&["status"]);
-    assert!(status.ok().contains("taskie init myplan --force"), "{}", status.stdout);
+    assert!(
+        status.ok().contains("taskie init myplan --force"),
+        "{}",
+        status.stdout
+    );
 }
 
 // 13. A bad hook argument is shown to the user.
@@ -412,7 +466,11 @@ fn init_warns_when_max_reviews_cannot_reach_the_clean_streak() {
     let p = Project::new().plan("p");
     let run = p.run_taskie(&["init", "p", "--max-reviews", "1"]);
     run.ok();
-    assert!(run.stderr.contains("clean_reviews_required"), "{}", run.stderr);
+    assert!(
+        run.stderr.contains("clean_reviews_required"),
+        "{}",
+        run.stderr
+    );
 }
 
 #[test]
@@ -450,7 +508,10 @@ fn status_says_a_review_is_running_and_commands_name_it() {
     let _ = child.wait();
     let out = status.ok();
     assert!(out.contains("running"), "{out}");
-    assert!(out.contains("opus") && out.contains(".taskie/logs/review-p-plan-review-1-"), "{out}");
+    assert!(
+        out.contains("opus") && out.contains(".taskie/logs/review-p-plan-review-1-"),
+        "{out}"
+    );
     let err = busy.fails_with(1);
     assert!(err.contains("plan-review #1 is running"), "{err}");
 }
@@ -483,7 +544,10 @@ fn a_busy_plan_held_by_a_command_is_not_called_a_review() {
     assert!(!err.contains("review is running"), "{err}");
     assert!(err.contains("another taskie"), "{err}");
     let text = hook.message();
-    assert!(!text.contains("review for plan 'p' is already running"), "{text}");
+    assert!(
+        !text.contains("review for plan 'p' is already running"),
+        "{text}"
+    );
 }
 
 // 18. Help texts.
@@ -524,16 +588,17 @@ fn state_set_help_lists_every_field_and_its_type() {
 
 #[test]
 fn the_test_pause_point_is_compiled_only_with_debug_assertions() {
-    let src = std::fs::read_to_string(
-        Path::new(env!("CARGO_MANIFEST_DIR")).join("src/store/atomic.rs"),
-    )
-    .unwrap();
+    let src =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("src/store/atomic.rs"))
+            .unwrap();
     let at = src
         .find("pub fn pause_point")
         .expect("the pause point exists");
     let before: Vec<&str> = src[..at].lines().rev().take(12).collect();
     assert!(
-        before.iter().any(|l| l.trim() == "#[cfg(debug_assertions)]"),
+        before
+            .iter()
+            .any(|l| l.trim() == "#[cfg(debug_assertions)]"),
         "the environment lookup of the pause point must not ship in release builds"
     );
 }

@@ -221,7 +221,7 @@ fn concurrent_hooks_on_one_plan_run_exactly_one_reviewer() {
     );
     for run in &answered {
         assert!(
-            run.message().contains("already running"),
+            run.message().contains("is busy"),
             "a hook that lost the lock says so: {}",
             run.stdout
         );

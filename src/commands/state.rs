@@ -3,8 +3,8 @@
 
 use crate::commands::Invocation;
 use crate::error::Error;
-use crate::model::state::{FIELDS, State, StateError, find_field};
 use crate::model::cycle;
+use crate::model::state::{FIELDS, State, StateError, find_field};
 use crate::store::snapshot;
 use serde_json::{Map, Value};
 use std::io::Write;
@@ -54,7 +54,11 @@ pub fn apply(
     }
     // SPEC §14: scheduling another review starts its cycle afresh, or the old cycle's
     // streak would end the new one early. Fields assigned explicitly keep their value.
-    let next = |m: &Map<String, Value>| m.get("next_phase").and_then(Value::as_str).map(str::to_owned);
+    let next = |m: &Map<String, Value>| {
+        m.get("next_phase")
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+    };
     if cycle::starts_new(next(stored).as_deref(), next(&raw).as_deref())
         && let Ok(s) = State::from_object(raw.clone())
     {
@@ -140,7 +144,11 @@ pub fn set(
     if text.as_bytes() != bytes.as_slice() {
         target.write_state_text(&held, &text)?;
     }
-    let next = |m: &Map<String, Value>| m.get("next_phase").and_then(Value::as_str).map(str::to_owned);
+    let next = |m: &Map<String, Value>| {
+        m.get("next_phase")
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+    };
     if let Ok(after) = State::object(text.as_bytes())
         && cycle::starts_new(next(&stored).as_deref(), next(&after).as_deref())
     {

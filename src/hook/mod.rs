@@ -206,7 +206,7 @@ fn run(opts: &Options, input: &[u8]) -> Finished {
     // Before anything is created or written (the lock file is the first write).
     if let Some(problem) = escaping_link(&project, &plan) {
         return Finished::answer(Answer::allow(format!(
-            "Taskie: plan '{plan}': {problem}. The hook writes only inside the project, so it did nothing; \
+            "Taskie: plan '{plan}': {problem}. The hook never follows a link out of .taskie/, so it did nothing; \
              replace the link with a real directory."
         )));
     }
@@ -280,15 +280,13 @@ fn run(opts: &Options, input: &[u8]) -> Finished {
             let outcome = decide::conclude(&facts, &due, &reviewed);
             match state_bytes(&state_path).ok().flatten() {
                 now if now == before => outcome,
-                now => {
-                    decide::state_edited(
-                        &facts,
-                        &due,
-                        now.map(|b| State::parse(&b)),
-                        &log,
-                        outcome.record,
-                    )
-                }
+                now => decide::state_edited(
+                    &facts,
+                    &due,
+                    now.map(|b| State::parse(&b)),
+                    &log,
+                    outcome.record,
+                ),
             }
         }
     };
@@ -329,7 +327,9 @@ pub fn hard_stop(
     let verdicts = event_log::cycle_verdicts(&history, stop.iterations);
     let last = stop.last_review.as_ref().and_then(|name| {
         let path = project.plan_dir(f.plan).join(name);
-        let bytes = crate::store::snapshot::read_regular(&path, crate::store::snapshot::PLAN_FILE_LIMIT).ok()??;
+        let bytes =
+            crate::store::snapshot::read_regular(&path, crate::store::snapshot::PLAN_FILE_LIMIT)
+                .ok()??;
         Some((f.rel(name), String::from_utf8_lossy(&bytes).into_owned()))
     });
     let (diag, mut message) = diagnostics::build(

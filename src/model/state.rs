@@ -145,7 +145,9 @@ impl StateError {
              (the progress recorded in state.json is lost)"
         );
         match self {
-            StateError::NotJson(_) => format!("{self}; repair it by hand at that position, {recreate}"),
+            StateError::NotJson(_) => {
+                format!("{self}; repair it by hand at that position, {recreate}")
+            }
             StateError::NotObject => format!("{self}; repair it by hand, {recreate}"),
             _ => self.to_string(),
         }
@@ -155,12 +157,15 @@ impl StateError {
 impl fmt::Display for StateError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            StateError::Unreadable(e) => write!(f, "state.json cannot be read ({e}); check its permissions"),
+            StateError::Unreadable(e) => {
+                write!(f, "state.json cannot be read ({e}); check its permissions")
+            }
             // serde_json's text ends with the line and column of the problem.
             StateError::NotJson(e) => write!(f, "state.json is not valid JSON ({e})"),
             StateError::NotObject => f.write_str("state.json must hold a JSON object"),
             StateError::Fields(problems) => {
-                let parts: Vec<String> = problems.iter().map(|p| format!("state.json {p}")).collect();
+                let parts: Vec<String> =
+                    problems.iter().map(|p| format!("state.json {p}")).collect();
                 f.write_str(&parts.join("; "))
             }
         }

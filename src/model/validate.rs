@@ -196,7 +196,10 @@ fn fix_for(plan: &str, error: &str) -> String {
         return format!("write {dir}/tasks.md listing the tasks (/taskie:create-tasks)");
     }
     if let Some(rest) = error.strip_prefix("tasks.md is not UTF-8 text") {
-        return format!("save {dir}/tasks.md as UTF-8 text (the byte is on {})", rest.trim_matches([' ', '(', ')']));
+        return format!(
+            "save {dir}/tasks.md as UTF-8 text (the byte is on {})",
+            rest.trim_matches([' ', '(', ')'])
+        );
     }
     if error.starts_with("tasks.md ") {
         return format!(

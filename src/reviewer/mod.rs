@@ -42,7 +42,13 @@ impl Config {
             Err(_) => Duration::from_secs(DEFAULT_TIMEOUT_SECS),
             // try_from: a finite value too large for a Duration (above ~1.8e19 s) is out of
             // range, not a panic.
-            Ok(text) => match text.trim().parse::<f64>().ok().filter(|s| *s > 0.0).map(Duration::try_from_secs_f64) {
+            Ok(text) => match text
+                .trim()
+                .parse::<f64>()
+                .ok()
+                .filter(|s| *s > 0.0)
+                .map(Duration::try_from_secs_f64)
+            {
                 Some(Ok(timeout)) => timeout,
                 _ => {
                     warn(format!(
@@ -160,9 +166,7 @@ pub fn review(project: &Project, f: &Facts, due: &Due, config: &Config, run: &St
     if review_path.exists() {
         let aside = project.logs().join(format!(
             "stale-{}-{}-{}",
-            f.plan,
-            run.stamp,
-            due.review_file
+            f.plan, run.stamp, due.review_file
         ));
         let _ = fs_err::rename(&review_path, aside);
     }

@@ -279,6 +279,9 @@ mod tests {
                 .lines()
                 .count() as u64
         };
-        assert_eq!(lines(FILE) + lines("events.jsonl.1"), before + threads * each);
+        assert_eq!(
+            lines(FILE) + lines("events.jsonl.1"),
+            before + threads * each
+        );
     }
 }

@@ -92,7 +92,7 @@ pub fn running(locks: &Path, plan: &str) -> Option<Running> {
 /// Who holds a busy plan lock, in words, for the messages of the hook and the commands.
 pub fn holder_text(locks: &Path, plan: &str) -> String {
     match running(locks, plan) {
-        Some(r) => format!("a review runs: {r}"),
+        Some(r) => r.to_string(),
         None => format!(
             "another taskie process (a command such as `taskie mark`, or a hook deciding) holds \
              .taskie/locks/{plan}.lock"
