@@ -253,15 +253,11 @@ pub fn review(project: &Project, f: &Facts, due: &Due, config: &Config, run: &St
     }
 }
 
+/// The review file as written: through the one reader, so a reviewer that leaves a FIFO
+/// or a device there cannot hold the hook.
 fn read_bounded(path: &Path) -> Option<String> {
-    use std::io::Read;
-    let mut buf = Vec::new();
-    std::fs::File::open(path)
-        .ok()?
-        .take(STDOUT_LIMIT as u64)
-        .read_to_end(&mut buf)
-        .ok()?;
-    Some(String::from_utf8_lossy(&buf).into_owned())
+    let bytes = crate::store::snapshot::read_regular(path, STDOUT_LIMIT as u64).ok()??;
+    Some(String::from_utf8_lossy(&bytes).into_owned())
 }
 
 fn write_log(

@@ -101,10 +101,10 @@ fn append_rotating_at(logs: &FsPath, record: &Record, limit: u64) -> io::Result<
     let path = logs.join(FILE);
     let mut line = serde_json::to_string(record).map_err(io::Error::other)?;
     line.push('\n');
-    let mut file = open_append(&path)?;
-    if file.metadata()?.len() >= limit {
+    let (mut file, len) = open_append(&path)?;
+    if len >= limit {
         rotate(logs, limit)?;
-        file = open_append(&path)?;
+        file = open_append(&path)?.0;
     }
     // One write call per line: with O_APPEND, concurrent hooks never interleave a line.
     file.write_all(line.as_bytes())
@@ -141,9 +141,10 @@ fn rotate(logs: &FsPath, limit: u64) -> io::Result<()> {
     Ok(())
 }
 
-fn open_append(path: &FsPath) -> io::Result<std::fs::File> {
+/// The log open for appending, and its size.
+fn open_append(path: &FsPath) -> io::Result<(std::fs::File, u64)> {
     // Never a link (it would write wherever it points), never a FIFO (it would wait).
-    snapshot::open_regular(
+    snapshot::open_regular_sized(
         path,
         libc::O_WRONLY | libc::O_APPEND | libc::O_CREAT | libc::O_NOFOLLOW,
     )

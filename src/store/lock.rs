@@ -61,11 +61,12 @@ pub fn try_lock(locks: &Path, plan: &str) -> io::Result<Option<PlanLock>> {
     // O_NOFOLLOW: a lock file planted as a symbolic link would make `create` write a file
     // wherever it points; opening it fails instead (ELOOP), and the hook changes nothing.
     // Only a regular file is used: opening a FIFO would wait for a reader forever.
-    let file = snapshot::open_regular(&path, libc::O_WRONLY | libc::O_CREAT | libc::O_NOFOLLOW)?;
+    let (file, len) =
+        snapshot::open_regular_sized(&path, libc::O_WRONLY | libc::O_CREAT | libc::O_NOFOLLOW)?;
     match file.try_lock() {
         Ok(()) => {
             // A holder killed during its review left its announcement behind.
-            if file.metadata().is_ok_and(|m| m.len() > 0) {
+            if len > 0 {
                 let _ = file.set_len(0);
             }
             Ok(Some(PlanLock { file }))

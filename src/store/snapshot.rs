@@ -132,12 +132,13 @@ pub const PLAN_FILE_LIMIT: u64 = 4 * 1024 * 1024;
 /// more than `limit` bytes. Opened non-blocking, then checked with `fstat` on the open
 /// file, so what is checked is what is read.
 pub fn read_regular(path: &Path, limit: u64) -> io::Result<Option<Vec<u8>>> {
-    let file = match open_regular(path, libc::O_RDONLY) {
+    let (file, len) = match open_regular_sized(path, libc::O_RDONLY) {
         Ok(f) => f,
         Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
         Err(e) => return Err(e),
     };
-    let mut bytes = Vec::new();
+    // Sized from the same fstat: one read for the whole file, one to see its end.
+    let mut bytes = Vec::with_capacity(len.min(limit) as usize + 1);
     (&file)
         .take(limit + 1)
         .read_to_end(&mut bytes)
@@ -156,6 +157,12 @@ pub fn read_regular(path: &Path, limit: u64) -> io::Result<Option<Vec<u8>>> {
 /// Opens `path` with `flags` (`O_RDONLY`, or `O_WRONLY` plus creation flags) and
 /// `O_NONBLOCK`, and refuses anything that is not a regular file, naming it.
 pub fn open_regular(path: &Path, flags: libc::c_int) -> io::Result<std::fs::File> {
+    open_regular_sized(path, flags).map(|(file, _)| file)
+}
+
+/// [`open_regular`], with the file's size from the same `fstat` (one system call less for
+/// the callers that need it, on the every-stop path).
+pub fn open_regular_sized(path: &Path, flags: libc::c_int) -> io::Result<(std::fs::File, u64)> {
     use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
     let mut options = std::fs::OpenOptions::new();
     match flags & libc::O_ACCMODE {
@@ -178,7 +185,8 @@ pub fn open_regular(path: &Path, flags: libc::c_int) -> io::Result<std::fs::File
             Some(libc::ENXIO) => not_regular(path, "a FIFO or device"),
             _ => named(path, e),
         })?;
-    let kind = file.metadata().map_err(|e| named(path, e))?.file_type();
+    let meta = file.metadata().map_err(|e| named(path, e))?;
+    let kind = meta.file_type();
     if !kind.is_file() {
         let what = if kind.is_fifo() {
             "a FIFO"
@@ -191,7 +199,7 @@ pub fn open_regular(path: &Path, flags: libc::c_int) -> io::Result<std::fs::File
         };
         return Err(not_regular(path, what));
     }
-    Ok(file)
+    Ok((file, meta.len()))
 }
 
 fn not_regular(path: &Path, what: &str) -> io::Error {
