@@ -121,6 +121,7 @@ pub enum StateCommand {
     },
     /// Set fields, e.g. `max_reviews=10 review_failures=0`; if any value is invalid
     /// nothing is written.
+    #[command(after_help = crate::model::state::fields_help())]
     Set {
         /// Assignments such as max_reviews=10, tdd=true, current_task=null.
         #[arg(value_name = "FIELD=VALUE", required = true)]
@@ -135,13 +136,28 @@ fn plan_id(s: &str) -> Result<String, String> {
     if crate::model::plan_file::valid_id(s) {
         Ok(s.to_owned())
     } else {
-        Err("a plan id uses only letters, digits, '_' and '-'".into())
+        Err(crate::model::plan_file::ID_RULE.into())
     }
 }
 
 /// Claude Code's Stop hook for Taskie: runs a due review and answers block or allow.
 #[derive(Debug, Parser)]
-#[command(name = "taskie-hook", version)]
+#[command(
+    name = "taskie-hook",
+    version,
+    after_help = "\
+Reads one JSON event (Claude Code's Stop hook input: cwd, stop_hook_active,
+hook_event_name) on stdin and answers with nothing or one JSON object on stdout
+(block with a reason, or allow with a systemMessage). Diagnostics go to stderr.
+The exit status is always 0, even on errors, so a broken setup never traps a session.
+
+Environment:
+  TASKIE_PLAN            the plan to act on (like --plan)
+  TASKIE_REVIEWER        the reviewer program (default: claude)
+  TASKIE_REVIEW_TIMEOUT  seconds a review may take (default: 1500)
+  TASKIE_HOOK_SKIP       set (not empty, 0 or false): do nothing (the reviewer runs with it)
+  CLAUDE_PROJECT_DIR     the project directory when the event has no cwd"
+)]
 pub struct HookCli {
     #[command(flatten)]
     pub args: HookArgs,
@@ -170,6 +186,19 @@ pub fn hook_main() {
         Ok(cli) => run_hook(&cli.args),
         Err(e) => {
             let _ = e.print();
+            // A bad command line in hooks.json would otherwise do nothing at every stop
+            // with nobody told: say so where the user sees it (help and version are not errors).
+            if e.use_stderr() {
+                let first = e.to_string();
+                let first = first.lines().next().unwrap_or_default();
+                let first = first.strip_prefix("error: ").unwrap_or(first);
+                let answer = crate::hook::answer::Answer::allow(format!(
+                    "Taskie: taskie-hook was started with a bad command line ({first}), so it did nothing at this \
+                     stop. Fix the command in the hook configuration (hooks/hooks.json); `taskie-hook --help` lists \
+                     the options."
+                ));
+                println!("{}", answer.to_stdout());
+            }
         }
     }
 }

@@ -17,8 +17,11 @@ pub enum Error {
     NoPlan(String),
     /// `--plan` or `TASKIE_PLAN` names no usable plan.
     UnknownPlan(String),
-    /// Another process (normally the hook running a review) holds the plan lock.
-    Locked(String),
+    /// Another process holds the plan lock: the plan, and who holds it in words.
+    Locked {
+        plan: String,
+        holder: String,
+    },
     /// The plan has no state.json and the command needs one.
     NoState(String),
     /// state.json exists but cannot be used (SPEC §3); it was not modified.
@@ -57,17 +60,18 @@ impl fmt::Display for Error {
                  (it writes .taskie/plans/<plan-id>/plan.md), or run taskie inside the project",
                 dir.display()
             ),
-            Error::Locked(plan) => write!(
+            Error::Locked { plan, holder } => write!(
                 f,
-                "plan '{plan}' is busy: a review is running (another taskie process holds \
-                 .taskie/locks/{plan}.lock); nothing was changed, try again when it has finished"
+                "plan '{plan}' is busy: {holder}; nothing was changed, try again when it has finished"
             ),
             Error::NoState(plan) => write!(
                 f,
                 ".taskie/plans/{plan}/state.json does not exist; run `taskie init {plan}` to create it"
             ),
             // StateError's text starts with "state.json", so the prefix makes it a path.
-            Error::State { plan, error } => write!(f, ".taskie/plans/{plan}/{error}"),
+            Error::State { plan, error } => {
+                write!(f, ".taskie/plans/{plan}/{}", error.explain(plan))
+            }
             Error::Invalid {
                 plan,
                 errors,
@@ -78,8 +82,9 @@ impl fmt::Display for Error {
                 if *listed {
                     write!(
                         f,
-                        "plan '{plan}' has {n} structure error{s} (listed above); rename, move or remove the files \
-                         in .taskie/plans/{plan}/ they name, then run `taskie validate --plan {plan}` again"
+                        "plan '{plan}' has {n} structure error{s} (listed above); fix: {}; then run \
+                         `taskie validate --plan {plan}` again",
+                        crate::model::validate::fixes(plan, errors).join("; ")
                     )
                 } else {
                     write!(

@@ -211,7 +211,10 @@ fn complete_is_not_recorded_while_a_review_holds_the_lock() {
         .unwrap()
         .unwrap();
     let err = p.run_taskie(&["continue-plan"]).fails_with(1).to_owned();
-    assert!(err.contains("a review is running"), "{err}");
+    assert!(
+        err.contains("is busy") && err.contains("another taskie process"),
+        "{err}"
+    );
     assert_eq!(p.state_bytes(), before);
 }
 

@@ -121,6 +121,8 @@ proptest! {
 /// kill -9 at each step of the state write, held open by the test-only pause point
 /// (`TASKIE_TEST_PAUSE_AT`, see src/atomic.rs): the window between the temporary file and
 /// the rename lasts microseconds, so random timing would almost never hit it.
+// The pause point exists only in debug builds, as `cargo test` makes them.
+#[cfg(debug_assertions)]
 #[test]
 fn state_is_old_or_new_after_a_kill_at_every_step_of_the_write() {
     for (point, expect_new) in [
@@ -219,12 +221,16 @@ fn concurrent_hooks_on_one_plan_run_exactly_one_reviewer() {
     );
     for run in &answered {
         assert!(
-            run.message().contains("already running"),
+            run.message().contains("is busy"),
             "a hook that lost the lock says so: {}",
             run.stdout
         );
     }
-    assert_eq!(p.reviewer_calls(), 1);
+    // The winner may still be on its way to starting the reviewer.
+    assert!(
+        eventually(LIVENESS, || p.reviewer_calls() == 1),
+        "the hook holding the lock runs the reviewer"
+    );
     std::fs::write(p.reviewer_dir().join("release"), "").unwrap();
     let last = finish(children.pop().unwrap());
     assert!(last.reason().contains("plan-review-1.md"));

@@ -4,6 +4,7 @@
 
 mod support;
 
+mod adversarial;
 mod architecture;
 mod cli;
 mod cli_mark;

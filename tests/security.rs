@@ -251,7 +251,8 @@ fn a_symlinked_plan_directory_is_never_used() {
 }
 
 /// `.taskie`, `.taskie/plans`, `.taskie/logs` and `.taskie/locks` leading out of the
-/// project: the hook refuses with a message and creates nothing anywhere.
+/// project (for the last three: out of `.taskie/`): the hook refuses with a message and
+/// creates nothing anywhere.
 #[test]
 fn taskie_directories_linked_outside_the_project_are_refused() {
     for linked in [".taskie/logs", ".taskie/locks", ".taskie/plans", ".taskie"] {
@@ -271,7 +272,7 @@ fn taskie_directories_linked_outside_the_project_are_refused() {
             .or_else(|_| std::fs::read(p.state_path()))
             .unwrap();
         let msg = p.stop().message();
-        assert!(msg.contains("outside the project"), "{linked}: {msg}");
+        assert!(msg.contains("outside"), "{linked}: {msg}");
         assert!(msg.contains(linked), "{linked}: {msg}");
         assert_eq!(
             tree(&away),
@@ -284,13 +285,26 @@ fn taskie_directories_linked_outside_the_project_are_refused() {
 }
 
 #[test]
-fn links_that_stay_inside_the_project_are_fine() {
+fn links_that_stay_inside_taskie_are_fine() {
     let p = Project::new().plan("p").state(due("plan-review"));
-    let logs = p.root().join("var/taskie-logs");
+    let logs = p.root().join(".taskie/archive/logs");
     std::fs::create_dir_all(&logs).unwrap();
     symlink(&logs, p.root().join(".taskie/logs")).unwrap();
     assert!(p.stop().is_block());
     assert!(logs.join("events.jsonl").exists());
+}
+
+/// One rule for every reader and writer: a link out of `.taskie/` is refused even when
+/// it stays inside the project (it would let the hook write into the sources).
+#[test]
+fn links_out_of_taskie_into_the_project_are_refused() {
+    let p = Project::new().plan("p").state(due("plan-review"));
+    let logs = p.root().join("var/taskie-logs");
+    std::fs::create_dir_all(&logs).unwrap();
+    symlink(&logs, p.root().join(".taskie/logs")).unwrap();
+    assert!(p.stop().message().contains("outside .taskie/"));
+    assert_eq!(std::fs::read_dir(&logs).unwrap().count(), 0);
+    assert_eq!(p.reviewer_calls(), 0);
 }
 
 #[test]

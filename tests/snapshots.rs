@@ -18,7 +18,8 @@ fn check(p: &Project, name: &str, text: &str) {
     settings.add_filter(&regex::escape(&p.root().display().to_string()), "[PROJECT]");
     settings.add_filter(&regex::escape(&tmp), "[TMP]");
     settings.add_filter(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", "[TIME]");
-    settings.add_filter(r"\d{8}T\d{6}Z", "[TIME]");
+    // Reviewer logs are named to the millisecond, then the hook's pid.
+    settings.add_filter(r"\d{8}T\d{6}(\d{3})?Z(-\d+)?", "[TIME]");
     // The prompt names the project's absolute path, so its length varies with it.
     settings.add_filter(r"… \(\d+ bytes\)", "… ([N] bytes)");
     // Review time is the reviewer processes' wall time, which the machine decides.

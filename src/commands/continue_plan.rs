@@ -255,14 +255,8 @@ fn post_review(f: &Facts, s: &State, r: Review) -> Route {
         return no_current_task(f, r);
     };
     if !f.has_file(&review) {
-        // Rewind to just before review N so the hook runs it again: the streak and the
-        // model go back to what they were (an unknown earlier streak counts as 0, the safe side).
-        let mut back = s.clone();
-        back.set_phase(r.post_phase());
-        back.schedule(Some(r.phase()));
-        back.phase_iteration = Some(n - 1);
-        back.consecutive_clean = s.consecutive_clean.saturating_sub(1);
-        back.review_model = phase::toggle_model(&s.review_model).into();
+        // Rewind to just before review N so the hook runs it again.
+        let back = crate::model::cycle::rewind(s, r, n);
         return Route {
             next: Next::Stop,
             task: task_text,

@@ -19,6 +19,18 @@ pub fn initial(max_reviews: u64, tdd: bool) -> State {
     s
 }
 
+/// A cycle passes after `clean_reviews_required` clean reviews in a row, so fewer
+/// reviews than that (but not 0, which disables reviews) can only end in a hard stop.
+pub fn too_few_reviews(s: &State) -> Option<String> {
+    (s.max_reviews > 0 && s.max_reviews < s.clean_reviews_required).then(|| {
+        format!(
+            "max_reviews {} is below clean_reviews_required {}: no review cycle can pass, each ends in a hard stop \
+             where a human runs `taskie advance`; use --max-reviews {} or more (or 0 to disable reviews)",
+            s.max_reviews, s.clean_reviews_required, s.clean_reviews_required
+        )
+    })
+}
+
 /// `taskie init <plan-id> [--max-reviews N] [--tdd] [--force] [--reviewer K:M]…
 /// [--review-mode M] [--max-cost-usd USD]`; `options` are the optional fields of SPEC
 /// §18 as (field, text), checked by the rules `taskie state set` uses.
@@ -57,6 +69,9 @@ pub fn run(
             "{} already exists ({now}); nothing was changed. `taskie init {plan} --force` starts the plan's state over",
             target.rel("state.json")
         )));
+    }
+    if let Some(w) = too_few_reviews(&state) {
+        eprintln!("taskie: warning: {w}");
     }
     target.write_state(&held, &state)?;
     inv.bind(&target);

@@ -121,13 +121,24 @@ impl Target {
 
     /// Takes the plan lock without waiting. While it is held, leftovers of crashed
     /// writers are removed (SPEC §5 step 7), as the hook does.
+    /// Every write of a command takes this lock first, so the link rule is checked here:
+    /// a command never writes through a link out of `.taskie/` (store/snapshot.rs).
     pub fn lock(&self) -> Result<PlanLock, Error> {
+        if let Some(problem) = snapshot::escaping_link(&self.project, &self.plan) {
+            return Err(Error::Refused(format!(
+                "{problem}; taskie writes only inside .taskie/, so nothing was changed: replace the link with a \
+                 real directory"
+            )));
+        }
         match lock::try_lock(&self.project.locks(), &self.plan)? {
             Some(held) => {
                 atomic::remove_leftovers(&self.dir());
                 Ok(held)
             }
-            None => Err(Error::Locked(self.plan.clone())),
+            None => Err(Error::Locked {
+                plan: self.plan.clone(),
+                holder: lock::holder_text(&self.project.locks(), &self.plan),
+            }),
         }
     }
 

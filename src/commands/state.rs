@@ -3,7 +3,9 @@
 
 use crate::commands::Invocation;
 use crate::error::Error;
+use crate::model::cycle;
 use crate::model::state::{FIELDS, State, StateError, find_field};
+use crate::store::snapshot;
 use serde_json::{Map, Value};
 use std::io::Write;
 
@@ -49,6 +51,25 @@ pub fn apply(
     let mut raw = stored.clone();
     for (name, value) in assignments {
         raw.insert(name.clone(), value.clone());
+    }
+    // SPEC §14: scheduling another review starts its cycle afresh, or the old cycle's
+    // streak would end the new one early. Fields assigned explicitly keep their value.
+    let next = |m: &Map<String, Value>| {
+        m.get("next_phase")
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+    };
+    if cycle::starts_new(next(stored).as_deref(), next(&raw).as_deref())
+        && let Ok(s) = State::from_object(raw.clone())
+    {
+        let mut fresh = s.clone();
+        cycle::reset(&mut fresh);
+        for f in &FIELDS {
+            let assigned = assignments.iter().any(|(n, _)| n == f.name);
+            if !assigned && fresh.value_of(f.name) != s.value_of(f.name) {
+                raw.insert(f.name.into(), fresh.value_of(f.name));
+            }
+        }
     }
     match State::from_object(raw.clone()) {
         Ok(s) => (s.to_json(), None),
@@ -108,34 +129,36 @@ pub fn set(
         other => other,
     })?;
     let held = target.lock()?;
-    let path = target.state_path();
-    // The same reader as the hook and every other command: a link is refused.
-    let bytes = match crate::store::snapshot::state_bytes(&path) {
-        Ok(Some(b)) => b,
-        Ok(None) => {
-            return Err(Error::NoState(target.plan.clone()));
-        }
-        Err(e) => {
-            return Err(Error::State {
-                plan: target.plan.clone(),
-                error: StateError::Unreadable(e.to_string()),
-            });
-        }
-    };
     let bad = |error| Error::State {
         plan: target.plan.clone(),
         error,
     };
-    let stored = match serde_json::from_slice::<Value>(&bytes) {
-        Ok(Value::Object(m)) => m,
-        Ok(_) => return Err(bad(StateError::NotObject)),
-        Err(e) => return Err(bad(StateError::NotJson(e.to_string()))),
+    // The one reader of state.json: no links, no FIFOs, a size cap (store/snapshot.rs).
+    let bytes = match snapshot::state_bytes(&target.state_path()) {
+        Ok(Some(b)) => b,
+        Ok(None) => return Err(Error::NoState(target.plan.clone())),
+        Err(e) => return Err(bad(StateError::Unreadable(e.to_string()))),
     };
+    let stored = State::object(&bytes).map_err(bad)?;
     let (text, remaining) = apply(&stored, &assignments);
     if text.as_bytes() != bytes.as_slice() {
         target.write_state_text(&held, &text)?;
     }
     inv.bind(&target);
+    let next = |m: &Map<String, Value>| {
+        m.get("next_phase")
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+    };
+    if let Ok(after) = State::object(text.as_bytes())
+        && cycle::starts_new(next(&stored).as_deref(), next(&after).as_deref())
+    {
+        writeln!(
+            out,
+            "A new review cycle starts: phase_iteration, consecutive_clean, review_failures and review_model \
+             were reset, except those set on this command line."
+        )?;
+    }
     for (name, value) in &assignments {
         let before = stored
             .get(name)

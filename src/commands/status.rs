@@ -15,6 +15,8 @@ use crate::model::text::clip;
 use crate::paint::{Paint, WIDTH, wrap};
 use crate::store::diagnostics::{self, Diagnostics};
 use crate::store::event_log;
+use crate::store::lock::{self, Running};
+use crate::store::snapshot;
 use serde::Serialize;
 use serde_json::Value;
 use std::io::Write;
@@ -39,6 +41,9 @@ pub struct Report {
     pub errors: Vec<String>,
     /// What the reviews cost (SPEC §18).
     pub spend: SpendReport,
+    /// The review the hook is running now, as it announced it in the plan lock file.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub running: Option<Running>,
 }
 
 /// The spend of the current (or just passed) cycle and of the whole plan.
@@ -191,7 +196,7 @@ pub fn build(
     let (state, state_error) = match f.state {
         Ok(Some(s)) => (Some(s), None),
         Ok(None) => (None, None),
-        Err(e) => (None, Some(format!("{dir}/{e}"))),
+        Err(e) => (None, Some(format!("{dir}/{}", e.explain(f.plan)))),
     };
     let current = state.and_then(|s| s.current_task);
     let tasks = f
@@ -275,6 +280,7 @@ pub fn build(
         hard_stop,
         errors: f.errors.to_vec(),
         spend: SpendReport::default(),
+        running: None,
     }
 }
 
@@ -365,9 +371,10 @@ fn spend_line(out: &mut String, p: &Paint, s: &SpendReport) {
 
 fn cycle_lines(out: &mut String, p: &Paint, r: &Report, c: &Cycle) {
     let of_task = c.task.map(|t| format!(" of task {t}")).unwrap_or_default();
-    let status = match c.status {
-        CycleStatus::HardStop => p.red(c.status.text()),
-        CycleStatus::Passed => p.green(c.status.text()),
+    let status = match (c.status, &r.running) {
+        (_, Some(run)) => p.yellow(&format!("review {run}")),
+        (CycleStatus::HardStop, _) => p.red(c.status.text()),
+        (CycleStatus::Passed, _) => p.green(c.status.text()),
         _ => p.yellow(c.status.text()),
     };
     line(
@@ -492,9 +499,13 @@ pub fn run(
         Ok(Some(s)) => match cycle_of(s) {
             Some((r, k)) => {
                 let history = event_log::history(&logs, &target.plan, r.name());
-                let diag = std::fs::read(logs.join(diagnostics::file_name(&target.plan)))
-                    .ok()
-                    .and_then(|b| Diagnostics::parse(&b));
+                let diag = snapshot::read_regular(
+                    &logs.join(diagnostics::file_name(&target.plan)),
+                    snapshot::PLAN_FILE_LIMIT,
+                )
+                .ok()
+                .flatten()
+                .and_then(|b| Diagnostics::parse(&b));
                 (event_log::cycle_verdicts(&history, k), diag)
             }
             None => (Vec::new(), None),
@@ -508,6 +519,7 @@ pub fn run(
         state,
         report.cycle.as_ref(),
     );
+    report.running = lock::running(&target.project.locks(), &target.plan);
     if json {
         let text = serde_json::to_string_pretty(&report).map_err(std::io::Error::other)?;
         writeln!(out, "{text}")?;

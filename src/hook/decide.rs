@@ -70,15 +70,22 @@ pub fn decide(f: &Facts) -> Step {
             let answer = Answer::allow(message::no_current_task(f.plan, r));
             return done(answer, None, record(f, Path::StateError, Some(state), None));
         };
-        if !f.has_file(&post) {
+        let review_missing =
+            review_file(r, n, state.current_task).is_some_and(|name| !f.has_file(&name));
+        if f.has_file(&post) {
+            base.set_phase(r.post_phase());
+            base.schedule(Some(r.phase()));
+        } else if review_missing {
+            // Review N was interrupted (its file is gone): there is nothing to write a
+            // post-review about, so review N runs again now, from the state before it.
+            base = cycle::rewind(state, r, n);
+        } else {
             let answer = Answer::allow(message::post_review_owed(f.plan, r, n, &f.rel(&post)));
             let mut rec = record(f, Path::PostReviewPending, Some(state), None);
             rec.review = Some(r.name());
             rec.iteration = Some(n);
             return done(answer, None, rec);
         }
-        base.set_phase(r.post_phase());
-        base.schedule(Some(r.phase()));
     }
     // Step 11.
     let Some(r) = base.scheduled().and_then(Phase::review) else {

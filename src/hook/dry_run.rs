@@ -266,6 +266,9 @@ pub fn human(r: &Report) -> String {
         None => {}
     }
     line(&mut out, "branch:", r.branch.clone());
+    if let Some(e) = &r.error {
+        line(&mut out, "error:", e.clone());
+    }
     if let Some(review) = &r.review {
         line(
             &mut out,

@@ -10,17 +10,18 @@ use crate::model::verdict::{Reading, Verdict};
 
 pub fn invalid_plan(plan: &str, errors: &[String]) -> String {
     format!(
-        "Plan '{plan}': {}. Fix: rename, move or remove the files named (plan files follow the names in ground-rules.md; \
-         notes belong outside .taskie/plans/{plan}/), then run `taskie validate --plan {plan}`. \
+        "Plan '{plan}': {}. Fix: {}; then run `taskie validate --plan {plan}`. \
          Nothing else happens for this plan until it is valid.",
-        errors.join("; ")
+        errors.join("; "),
+        crate::model::validate::fixes(plan, errors).join("; ")
     )
 }
 
 pub fn state_error(plan: &str, e: &StateError) -> String {
     // StateError's text starts with "state.json", so prefixing the directory names the file.
     format!(
-        "Taskie: plan '{plan}': .taskie/plans/{plan}/{e}. The file was left unchanged; no review runs until it is fixed."
+        "Taskie: plan '{plan}': .taskie/plans/{plan}/{}. The file was left unchanged; no review runs until it is fixed.",
+        e.explain(plan)
     )
 }
 
@@ -56,6 +57,15 @@ pub fn reviews_disabled(target: Phase) -> String {
 pub fn precondition(plan: &str, r: Review, missing: &str) -> String {
     format!(
         "Taskie: plan '{plan}': {r} is due but cannot run: missing {missing}. Create it, then stop again; state.json is unchanged."
+    )
+}
+
+pub fn cannot_save(plan: &str, due: &Due, problem: &str) -> String {
+    format!(
+        "Taskie: plan '{plan}': {} #{} is due, but the plan directory cannot be written ({problem}), so its outcome \
+         could not be saved: no review was started. Make .taskie/plans/{plan}/ writable (or free disk space), then \
+         stop again.",
+        due.review, due.iteration
     )
 }
 
@@ -128,6 +138,16 @@ pub fn address_review(
         Some(t) => format!("task {t} of plan '{}'", f.plan),
         None => format!("plan '{}'", f.plan),
     };
+    let next = due.iteration.saturating_add(1);
+    let then = if next > due.base.max_reviews {
+        format!(
+            "stop: that was the last review max_reviews={} allows, so the next stop is a hard stop and a human \
+             decides how to go on (no review #{next} runs by itself)",
+            due.base.max_reviews
+        )
+    } else {
+        format!("stop, so review #{next} runs")
+    };
     // The findings, when quoted, stand on lines of their own between the verdict and
     // the instruction.
     let quoted = match quote_findings(findings) {
@@ -138,12 +158,11 @@ pub fn address_review(
         "An independent reviewer (a fresh {} session with none of your context) ran {r} #{n} on {what} and wrote {review}. \
          {verdict}{quoted}Now perform /taskie:{post_action}: read {review}, address every finding (fix it, or explain why not), \
          and write what you did to {post}. Do not edit state.json by hand: the hook detects {post_file} by itself. \
-         When that file is written and committed, stop, so review #{next} runs.",
+         When that file is written and committed, {then}.",
         due.model,
         n = due.iteration,
         post_action = r.post_name(),
         post_file = due.post_file,
-        next = due.iteration.saturating_add(1),
     ))
 }
 

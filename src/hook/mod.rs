@@ -5,7 +5,7 @@
 use crate::clock::Utc;
 use crate::hook::answer::{Answer, Channel};
 use crate::hook::input::Event;
-use crate::model::cycle::{Due, HardStop};
+use crate::model::cycle::HardStop;
 use crate::model::facts::Facts;
 use crate::model::state::State;
 use crate::reviewer;
@@ -27,6 +27,9 @@ use std::io::{Read, Write};
 use std::panic::{self, AssertUnwindSafe};
 use std::path::PathBuf;
 use std::time::Instant;
+
+/// A temporary file in `.taskie/logs` older than this belongs to no live writer.
+const STALE_TEMP_AGE: std::time::Duration = std::time::Duration::from_secs(3600);
 
 /// Stdin beyond this is not an event Claude Code sends; reading stops there.
 const STDIN_LIMIT: u64 = 4 * 1024 * 1024;
@@ -212,7 +215,7 @@ fn run(opts: &Options, input: &[u8]) -> Finished {
     // Before anything is created or written (the lock file is the first write).
     if let Some(problem) = escaping_link(&project, &plan) {
         return Finished::answer(Answer::allow(format!(
-            "Taskie: plan '{plan}': {problem}. The hook writes only inside the project, so it did nothing; \
+            "Taskie: plan '{plan}': {problem}. The hook never follows a link out of .taskie/, so it did nothing; \
              replace the link with a real directory."
         )));
     }
@@ -226,8 +229,8 @@ fn run(opts: &Options, input: &[u8]) -> Finished {
                 ..Record::default()
             };
             let m = format!(
-                "Taskie: a review for plan '{plan}' is already running (another taskie-hook holds .taskie/locks/{plan}.lock); \
-                 this stop was allowed."
+                "Taskie: plan '{plan}' is busy: {}; this stop was allowed.",
+                lock::holder_text(&project.locks(), &plan)
             );
             return Finished {
                 answer: Answer::allow(m),
@@ -251,15 +254,44 @@ fn run(opts: &Options, input: &[u8]) -> Finished {
             if let Err(e) = fs_err::create_dir_all(&logs) {
                 return internal(format!("cannot create {}: {e}", logs.display()));
             }
+            // A paid review whose outcome cannot be saved would be thrown away, and its
+            // failure could not even be counted: check before starting it.
+            if let Err(e) = atomic::probe(&dir) {
+                let rec = Record {
+                    plan: plan.clone(),
+                    outcome: "allow",
+                    path: Branch::InternalError,
+                    review: Some(due.review.name()),
+                    iteration: Some(due.iteration),
+                    ..Record::default()
+                };
+                return Finished {
+                    answer: Answer::allow(message::cannot_save(&plan, &due, &e.to_string())),
+                    event: Some((logs, rec)),
+                    _lock: None,
+                };
+            }
+            // Temporary files of writers killed long ago (reviewer logs, diagnostics).
+            atomic::remove_stale_leftovers(&logs, STALE_TEMP_AGE);
+            let config = reviewer::Config::from_env(&mut |w| eprintln!("taskie-hook: {w}"));
+            let before = state_bytes(&state_path).ok().flatten();
+            let start = reviewer::start(&project, &facts, &due);
+            let log = project.relative(&start.log);
+            lock.announce(&lock::Running {
+                review: due.review.name().into(),
+                iteration: due.iteration,
+                model: due.model.clone(),
+                since: start.started.rfc3339(),
+                log: log.clone(),
+            });
             // This session works on this plan from now on (SPEC §17).
             if let Some(session) = event.session_id.as_deref().and_then(SessionId::parse)
                 && let Err(e) = sessions::bind(&project, &session, &plan)
             {
                 eprintln!("taskie-hook: could not bind the session to plan '{plan}': {e}");
             }
-            let config = reviewer::Config::from_env(&mut |w| eprintln!("taskie-hook: {w}"));
-            let before = state_bytes(&state_path).ok().flatten();
-            let run = reviewer::review(&project, &facts, &due, &config);
+            let run = reviewer::review(&project, &facts, &due, &config, &start);
+            lock.clear();
             let mut outcome = decide::conclude(&facts, &due, &run.reviewed);
             // What the run cost is logged whatever the decision (SPEC §18).
             if run.reviews > 0 {
@@ -269,16 +301,13 @@ fn run(opts: &Options, input: &[u8]) -> Finished {
             }
             match state_bytes(&state_path).ok().flatten() {
                 now if now == before => outcome,
-                now => {
-                    let log = newest_review_log(&project, &plan, &due);
-                    decide::state_edited(
-                        &facts,
-                        &due,
-                        now.map(|b| State::parse(&b)),
-                        &log,
-                        outcome.record,
-                    )
-                }
+                now => decide::state_edited(
+                    &facts,
+                    &due,
+                    now.map(|b| State::parse(&b)),
+                    &log,
+                    outcome.record,
+                ),
             }
         }
     };
@@ -305,22 +334,6 @@ fn run(opts: &Options, input: &[u8]) -> Finished {
     }
 }
 
-/// The reviewer log of review `due` (names end in a sortable UTC timestamp).
-fn newest_review_log(project: &Project, plan: &str, due: &Due) -> String {
-    let prefix = format!("review-{plan}-{}-{}-", due.review, due.iteration);
-    let newest = std::fs::read_dir(project.logs())
-        .into_iter()
-        .flatten()
-        .flatten()
-        .map(|e| e.file_name().to_string_lossy().into_owned())
-        .filter(|n| n.starts_with(&prefix) && n.ends_with(".log"))
-        .max();
-    format!(
-        ".taskie/logs/{}",
-        newest.unwrap_or_else(|| format!("{prefix}*.log"))
-    )
-}
-
 /// SPEC §5 step 14 and §10: the answer for a hard stop; writes the diagnostics file
 /// when `write` is set (not in a dry run).
 pub fn hard_stop(
@@ -334,8 +347,11 @@ pub fn hard_stop(
     let history = event_log::history(&logs, f.plan, stop.review.name());
     let verdicts = event_log::cycle_verdicts(&history, stop.iterations);
     let last = stop.last_review.as_ref().and_then(|name| {
-        let text = std::fs::read_to_string(project.plan_dir(f.plan).join(name)).ok()?;
-        Some((f.rel(name), text))
+        let path = project.plan_dir(f.plan).join(name);
+        let bytes =
+            crate::store::snapshot::read_regular(&path, crate::store::snapshot::PLAN_FILE_LIMIT)
+                .ok()??;
+        Some((f.rel(name), String::from_utf8_lossy(&bytes).into_owned()))
     });
     let (diag, mut message) = diagnostics::build(
         f.plan,

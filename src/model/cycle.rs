@@ -14,8 +14,22 @@ pub const MAX_REVIEW_FAILURES: u64 = 3;
 
 /// The review cycle in progress: `next_phase` is a review or its post-review.
 pub fn in_progress(s: &State) -> Option<Review> {
-    let next = s.scheduled()?;
+    of_next_phase(s.next_phase.as_deref())
+}
+
+/// The cycle a `next_phase` value belongs to: a review or its post-review.
+pub fn of_next_phase(next: Option<&str>) -> Option<Review> {
+    let next = Phase::parse(next?)?;
     next.review().or_else(|| next.post_review_of())
+}
+
+/// Setting `next_phase` from `before` to `after` starts a new cycle (which then takes
+/// [`reset`]) when `after` is a review phase and not the cycle already in progress; going
+/// back from `post-R` to `R` continues the current one.
+pub fn starts_new(before: Option<&str>, after: Option<&str>) -> bool {
+    after
+        .and_then(Review::from_name)
+        .is_some_and(|r| of_next_phase(before) != Some(r))
 }
 
 /// Why review N = `phase_iteration + 1` may not run (SPEC §5 step 14), if it may not.
@@ -58,6 +72,20 @@ pub fn reset(s: &mut State) {
     s.review_model = FIRST_MODEL.into();
     s.consecutive_clean = 0;
     s.review_failures = 0;
+}
+
+/// The state just before review `n` of `r` ran (SPEC §5 step 10): used when that review's
+/// file is missing, so the review was interrupted or lost and runs again. The streak and
+/// the model go back to what they were; an unknown earlier streak counts as 0, the safe
+/// side (one more review, never one fewer).
+pub fn rewind(s: &State, r: Review, n: u64) -> State {
+    let mut back = s.clone();
+    back.phase = r.post_name().into();
+    back.next_phase = Some(r.name().into());
+    back.phase_iteration = Some(n.saturating_sub(1));
+    back.consecutive_clean = s.consecutive_clean.saturating_sub(1);
+    back.review_model = crate::model::phase::toggle_model(&s.review_model).into();
+    back
 }
 
 /// The model a cycle starts with (SPEC §1).

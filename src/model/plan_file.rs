@@ -100,8 +100,16 @@ impl PlanFile {
 }
 
 /// A plan id is used in paths and prompts, so it is restricted to `^[A-Za-z0-9_-]+$`.
+/// Longest plan id: ids become file names (`<id>.lock`, `<id>-diagnostics.json`, review
+/// logs) that must stay well below the 255-byte name limit of common file systems.
+pub const MAX_ID_LEN: usize = 100;
+
+/// The rule [`valid_id`] checks, in words, for error messages.
+pub const ID_RULE: &str = "a plan id is 1 to 100 characters: letters, digits, '_' and '-'";
+
 pub fn valid_id(id: &str) -> bool {
     !id.is_empty()
+        && id.len() <= MAX_ID_LEN
         && id
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')

@@ -103,6 +103,24 @@ impl Field {
     }
 }
 
+/// The fields and what each may hold, one per line, for `taskie state set --help`.
+pub fn fields_help() -> String {
+    let width = FIELDS.iter().map(|f| f.name.len()).max().unwrap_or(0);
+    let mut text = String::from("Fields (state.json, SPEC §3):\n");
+    for f in &FIELDS {
+        text.push_str(&format!(
+            "  {:width$}  {} (default {})\n",
+            f.name,
+            f.kind.expected(),
+            f.default
+        ));
+    }
+    text.push_str(
+        "Setting next_phase to a review phase other than the one in progress starts a new review cycle.",
+    );
+    text
+}
+
 pub fn find_field(name: &str) -> Option<&'static Field> {
     FIELDS.iter().find(|f| f.name == name)
 }
@@ -143,19 +161,36 @@ pub enum StateError {
     Fields(Vec<FieldProblem>),
 }
 
+impl StateError {
+    /// The problem and how to fix it, for plan `plan`. Recreating state.json is offered
+    /// only with what it costs: it restarts the plan.
+    pub fn explain(&self, plan: &str) -> String {
+        let recreate = format!(
+            "or recreate it with `taskie init {plan} --force`, which restarts the plan at its plan review \
+             (the progress recorded in state.json is lost)"
+        );
+        match self {
+            StateError::NotJson(_) => {
+                format!("{self}; repair it by hand at that position, {recreate}")
+            }
+            StateError::NotObject => format!("{self}; repair it by hand, {recreate}"),
+            _ => self.to_string(),
+        }
+    }
+}
+
 impl fmt::Display for StateError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            StateError::Unreadable(e) => write!(f, "state.json cannot be read ({e}); check its permissions"),
-            StateError::NotJson(e) => write!(
-                f,
-                "state.json is not valid JSON ({e}); repair it by hand or recreate it with `taskie init <plan-id> --force`"
-            ),
-            StateError::NotObject => f.write_str(
-                "state.json must hold a JSON object; recreate it with `taskie init <plan-id> --force`",
-            ),
+            StateError::Unreadable(e) => {
+                write!(f, "state.json cannot be read ({e}); check its permissions")
+            }
+            // serde_json's text ends with the line and column of the problem.
+            StateError::NotJson(e) => write!(f, "state.json is not valid JSON ({e})"),
+            StateError::NotObject => f.write_str("state.json must hold a JSON object"),
             StateError::Fields(problems) => {
-                let parts: Vec<String> = problems.iter().map(|p| format!("state.json {p}")).collect();
+                let parts: Vec<String> =
+                    problems.iter().map(|p| format!("state.json {p}")).collect();
                 f.write_str(&parts.join("; "))
             }
         }
@@ -186,12 +221,18 @@ impl Default for State {
 
 impl State {
     pub fn parse(bytes: &[u8]) -> Result<State, StateError> {
-        let value: Value =
-            serde_json::from_slice(bytes).map_err(|e| StateError::NotJson(e.to_string()))?;
-        let Value::Object(raw) = value else {
-            return Err(StateError::NotObject);
-        };
-        State::from_object(raw)
+        State::from_object(State::object(bytes)?)
+    }
+
+    /// The JSON object of state.json as stored. A UTF-8 byte order mark, which some
+    /// editors write, is not part of the JSON and is skipped.
+    pub fn object(bytes: &[u8]) -> Result<Map<String, Value>, StateError> {
+        let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+        match serde_json::from_slice(bytes) {
+            Ok(Value::Object(raw)) => Ok(raw),
+            Ok(_) => Err(StateError::NotObject),
+            Err(e) => Err(StateError::NotJson(e.to_string())),
+        }
     }
 
     pub fn from_object(raw: Map<String, Value>) -> Result<State, StateError> {

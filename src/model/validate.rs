@@ -17,8 +17,42 @@ pub struct Listing {
 /// Prefix of the temporary files of atomic writes (§3); they are never structure errors.
 use crate::model::plan_file::TEMP_PREFIX as TMP_PREFIX;
 
+/// tasks.md as read: its text, or the line holding its first byte that is not UTF-8.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum TasksText<'a> {
+    Text(&'a str),
+    NotUtf8 { line: usize },
+}
+
+impl<'a> TasksText<'a> {
+    pub fn from_bytes(bytes: &'a [u8]) -> TasksText<'a> {
+        match std::str::from_utf8(bytes) {
+            Ok(t) => TasksText::Text(t),
+            Err(e) => TasksText::NotUtf8 {
+                line: bytes[..e.valid_up_to()]
+                    .iter()
+                    .filter(|&&b| b == b'\n')
+                    .count()
+                    + 1,
+            },
+        }
+    }
+
+    pub fn text(&self) -> Option<&'a str> {
+        match self {
+            TasksText::Text(t) => Some(t),
+            TasksText::NotUtf8 { .. } => None,
+        }
+    }
+}
+
 /// All structure errors, in rule order then file-name order, each once.
 pub fn validate(listing: &Listing, tasks_md: Option<&str>) -> Vec<String> {
+    validate_read(listing, tasks_md.map(TasksText::Text).as_ref())
+}
+
+/// [`validate`] of tasks.md as read from disk, which may not be UTF-8 (rule 9).
+pub fn validate_read(listing: &Listing, tasks_md: Option<&TasksText>) -> Vec<String> {
     // One bucket per rule; each entry is (file name that orders it, message).
     let mut rules: [Vec<(&str, String)>; 10] = Default::default();
     let mut plan_files: Vec<(&str, PlanFile)> = Vec::new();
@@ -101,8 +135,17 @@ pub fn validate(listing: &Listing, tasks_md: Option<&str>) -> Vec<String> {
     if task_files && !has(PlanFile::Tasks) {
         rules[6].push(("", "Task files exist but tasks.md is missing".to_string()));
     }
-    if let Some(Err(e)) = tasks_md.map(tasks::parse) {
-        rules[8].push(("tasks.md", e.message().to_string()));
+    match tasks_md {
+        Some(TasksText::NotUtf8 { line }) => rules[8].push((
+            "tasks.md",
+            format!("tasks.md is not UTF-8 text (line {line})"),
+        )),
+        Some(TasksText::Text(t)) => {
+            if let Err(e) = tasks::parse(t) {
+                rules[8].push(("tasks.md", e.message().to_string()));
+            }
+        }
+        None => {}
     }
 
     let mut seen = HashSet::new();
@@ -120,6 +163,68 @@ pub fn validate(listing: &Listing, tasks_md: Option<&str>) -> Vec<String> {
 
 fn requires(name: &str, needed: PlanFile) -> String {
     format!("{name} requires {}", needed.file_name())
+}
+
+/// The fix for each rule an error breaks (SPEC §7), each once, in the errors' order.
+/// Never "remove a review file": review history is what the cycle is built on.
+pub fn fixes(plan: &str, errors: &[String]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for e in errors {
+        let fix = fix_for(plan, e);
+        if !out.contains(&fix) {
+            out.push(fix);
+        }
+    }
+    out
+}
+
+/// The fix of the rule that produced `error` (a message made by [`validate`]).
+fn fix_for(plan: &str, error: &str) -> String {
+    let dir = format!(".taskie/plans/{plan}");
+    if error == "Missing required file: plan.md" {
+        return format!("write {dir}/plan.md (/taskie:new-plan)");
+    }
+    if let Some(name) = error.strip_prefix("Invalid filename: ") {
+        return format!(
+            "rename {name} to a plan file name (ground-rules.md lists them) or move it out of {dir}/"
+        );
+    }
+    if error == "Files found in nested directories" {
+        return format!("move the .md files in subdirectories of {dir}/ out of the plan directory");
+    }
+    if error == "Task files exist but tasks.md is missing" {
+        return format!("write {dir}/tasks.md listing the tasks (/taskie:create-tasks)");
+    }
+    if let Some(rest) = error.strip_prefix("tasks.md is not UTF-8 text") {
+        return format!(
+            "save {dir}/tasks.md as UTF-8 text (the byte is on {})",
+            rest.trim_matches([' ', '(', ')'])
+        );
+    }
+    if error.starts_with("tasks.md ") {
+        return format!(
+            "make {dir}/tasks.md a markdown table only (an Id and a Status column, one row per task)"
+        );
+    }
+    if let Some(name) = error.strip_prefix("Invalid file in plan directory: ") {
+        let name = name.split(" (only").next().unwrap_or(name);
+        return format!("move {name} out of {dir}/ (notes belong outside the plan directory)");
+    }
+    if let Some((name, needed)) = error.split_once(" requires ") {
+        return match (PlanFile::parse(name), PlanFile::parse(needed)) {
+            // Rule 6: the post-review is owed.
+            (Some(PlanFile::Review(..)), Some(PlanFile::PostReview(..))) => format!(
+                "write {dir}/{needed}: the post-review of {name} (what was done about each finding)"
+            ),
+            // Rule 5: a post-review answers a review that is gone.
+            (Some(PlanFile::PostReview(..)), Some(PlanFile::Review(..))) => format!(
+                "restore {dir}/{needed} (e.g. from version control), or rename {name} to the iteration it answers"
+            ),
+            // Rules 4 and 8: the reviewed file is gone.
+            _ => format!("restore or write {dir}/{needed}"),
+        };
+    }
+    format!("correct the files in {dir}/ named above")
 }
 
 #[cfg(test)]

@@ -78,11 +78,19 @@ impl Config {
         let program = program_of(Kind::Claude);
         let timeout = match std::env::var("TASKIE_REVIEW_TIMEOUT") {
             Err(_) => Duration::from_secs(DEFAULT_TIMEOUT_SECS),
-            Ok(text) => match text.trim().parse::<f64>() {
-                Ok(secs) if secs > 0.0 && secs.is_finite() => Duration::from_secs_f64(secs),
+            // try_from: a finite value too large for a Duration (above ~1.8e19 s) is out of
+            // range, not a panic.
+            Ok(text) => match text
+                .trim()
+                .parse::<f64>()
+                .ok()
+                .filter(|s| *s > 0.0)
+                .map(Duration::try_from_secs_f64)
+            {
+                Some(Ok(timeout)) => timeout,
                 _ => {
                     warn(format!(
-                        "TASKIE_REVIEW_TIMEOUT=\"{text}\" is not a positive number of seconds; using {DEFAULT_TIMEOUT_SECS}"
+                        "TASKIE_REVIEW_TIMEOUT=\"{text}\" is not a positive number of seconds a timer can hold; using {DEFAULT_TIMEOUT_SECS}"
                     ));
                     Duration::from_secs(DEFAULT_TIMEOUT_SECS)
                 }
@@ -211,25 +219,50 @@ pub struct Run {
     pub panel: Vec<Member>,
 }
 
+/// One reviewer run about to start: when, and its log.
+#[derive(Debug, Clone)]
+pub struct Start {
+    pub started: Utc,
+    /// Unique among runs: UTC to the millisecond, then the hook's pid.
+    pub stamp: String,
+    pub log: PathBuf,
+}
+
+/// Names the run of review `due`: its log name holds the time to the millisecond and the
+/// hook's pid, so quick runs, and runs of parallel hooks, never share a log.
+pub fn start(project: &Project, f: &Facts, due: &Due) -> Start {
+    let started = Utc::now();
+    let second = started.compact();
+    let stamp = format!(
+        "{}{:03}Z-{}",
+        second.trim_end_matches('Z'),
+        started.millis,
+        std::process::id()
+    );
+    let log = log_path(project, f, due, &stamp, None);
+    Start {
+        started,
+        stamp,
+        log,
+    }
+}
+
 /// Runs review `due` and reads its verdict. The caller holds the plan lock.
-pub fn review(project: &Project, f: &Facts, due: &Due, config: &Config) -> Run {
+pub fn review(project: &Project, f: &Facts, due: &Due, config: &Config, run: &Start) -> Run {
     let plan_dir = project.plan_dir(f.plan);
     let review_path = plan_dir.join(&due.review_file);
-    let started = Utc::now();
     // A review file already there was left by an interrupted run: keep it, but out of
     // the way, so the file found afterwards is this run's.
     if review_path.exists() {
         let aside = project.logs().join(format!(
             "stale-{}-{}-{}",
-            f.plan,
-            started.compact(),
-            due.review_file
+            f.plan, run.stamp, due.review_file
         ));
         let _ = fs_err::rename(&review_path, aside);
     }
-    let stamp = started.compact();
+    let stamp = run.stamp.as_str();
     if due.panel {
-        return panel::run(project, f, due, config, &stamp);
+        return panel::run(project, f, due, config, stamp);
     }
     let Some(reviewer) = due.reviewers.first() else {
         // `decide` always names a reviewer; an empty list is the §8 reviewer.
@@ -244,7 +277,7 @@ pub fn review(project: &Project, f: &Facts, due: &Due, config: &Config) -> Run {
             panel: Vec::new(),
         };
     };
-    let log = log_path(project, f, due, &stamp, None);
+    let log = run.log.clone();
     let review_rel = f.rel(&due.review_file);
     let job = kinds::Job {
         project,
@@ -463,15 +496,11 @@ fn claude_failure(r: &CliResult, exit: i32) -> kinds::Failure {
     }
 }
 
+/// The review file as written: through the one reader, so a reviewer that leaves a FIFO
+/// or a device there cannot hold the hook.
 pub fn read_bounded(path: &Path) -> Option<String> {
-    use std::io::Read;
-    let mut buf = Vec::new();
-    std::fs::File::open(path)
-        .ok()?
-        .take(STDOUT_LIMIT as u64)
-        .read_to_end(&mut buf)
-        .ok()?;
-    Some(String::from_utf8_lossy(&buf).into_owned())
+    let bytes = crate::store::snapshot::read_regular(path, STDOUT_LIMIT as u64).ok()??;
+    Some(String::from_utf8_lossy(&bytes).into_owned())
 }
 
 pub fn write_log(

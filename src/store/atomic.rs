@@ -47,14 +47,17 @@ pub fn write(path: &Path, bytes: &[u8]) -> io::Result<()> {
 }
 
 /// The environment variable of the crash-consistency tests (tests/faults.rs).
+#[cfg(debug_assertions)]
 pub const PAUSE_ENV: &str = "TASKIE_TEST_PAUSE_AT";
 
 /// Test-only: when `TASKIE_TEST_PAUSE_AT` is `<point>:<file name>` (e.g.
 /// `before-rename:state.json`), announce it on stderr and sleep, so a test can `kill -9`
-/// the process at exactly that instant. Without the variable this is one environment
-/// lookup: there is no other way to hit a window that lasts microseconds, and proving
-/// crash consistency there is the point. `panic:<point>:<file name>` panics there
-/// instead, to prove that a panic never reaches the user (tests/hook.rs).
+/// the process at exactly that instant: there is no other way to hit a window that lasts
+/// microseconds, and proving crash consistency there is the point. `panic:<point>:<file
+/// name>` panics there instead, to prove that a panic never reaches the user
+/// (tests/hook.rs). Compiled only with debug assertions, as `cargo test` builds the
+/// binaries; a release build has no such environment variable (docs/reliability.md).
+#[cfg(debug_assertions)]
 pub fn pause_point(point: &str, path: &Path) {
     let Some(want) = std::env::var_os(PAUSE_ENV) else {
         return;
@@ -69,6 +72,11 @@ pub fn pause_point(point: &str, path: &Path) {
         panic!("test panic at {here}");
     }
 }
+
+/// Release builds: nothing.
+#[cfg(not(debug_assertions))]
+#[inline(always)]
+pub fn pause_point(_point: &str, _path: &Path) {}
 
 /// Makes a rename in `dir` durable.
 fn sync_dir(dir: &Path) -> io::Result<()> {
@@ -91,6 +99,44 @@ pub fn remove_leftovers(dir: &Path) {
             .file_name()
             .as_encoded_bytes()
             .starts_with(TEMP_PREFIX.as_bytes())
+        {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}
+
+/// Whether a file can be written in `dir` now: creates a temporary file (with the atomic
+/// write prefix, so a crash leaves nothing the rules object to), writes a byte, syncs it
+/// and removes it. A full disk or a read-only directory shows up here.
+pub fn probe(dir: &Path) -> io::Result<()> {
+    let mut tmp = tempfile::Builder::new()
+        .prefix(TEMP_PREFIX)
+        .tempfile_in(dir)
+        .map_err(|e| with_path(e, dir))?;
+    tmp.write_all(b"\n").map_err(|e| with_path(e, dir))?;
+    tmp.as_file().sync_all().map_err(|e| with_path(e, dir))?;
+    tmp.close().map_err(|e| with_path(e, dir))
+}
+
+/// Deletes temporary files in `dir` (a directory several plans share, such as
+/// `.taskie/logs`) older than `age`: no plan lock covers it, so only files no live writer
+/// can still own, as each write lasts moments.
+pub fn remove_stale_leftovers(dir: &Path, age: Duration) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let stale = entry
+            .metadata()
+            .ok()
+            .and_then(|m| m.modified().ok())
+            .and_then(|t| t.elapsed().ok())
+            .is_some_and(|e| e > age);
+        if stale
+            && entry
+                .file_name()
+                .as_encoded_bytes()
+                .starts_with(TEMP_PREFIX.as_bytes())
         {
             let _ = std::fs::remove_file(entry.path());
         }

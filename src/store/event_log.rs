@@ -2,6 +2,7 @@
 
 use crate::model::spend::{self, Spend};
 use crate::model::state::State;
+use crate::store::snapshot;
 use serde::{Deserialize, Serialize};
 use std::io::{self, Write};
 use std::path::Path as FsPath;
@@ -128,26 +129,67 @@ impl Logged {
 
 /// Appends one record, rotating the log first when it is past [`ROTATE_BYTES`].
 pub fn append(logs: &FsPath, record: &Record) -> io::Result<()> {
+    append_rotating_at(logs, record, ROTATE_BYTES)
+}
+
+/// The file that serialises rotations between concurrent hooks.
+const ROTATE_LOCK: &str = "events.jsonl.lock";
+
+fn append_rotating_at(logs: &FsPath, record: &Record, limit: u64) -> io::Result<()> {
     let path = logs.join(FILE);
     let mut line = serde_json::to_string(record).map_err(io::Error::other)?;
     line.push('\n');
-    let mut file = open_append(&path)?;
-    if file.metadata()?.len() >= ROTATE_BYTES {
-        fs_err::rename(&path, logs.join(format!("{FILE}.1")))?;
-        file = open_append(&path)?;
+    let (mut file, len) = open_append(&path)?;
+    if len >= limit {
+        rotate(logs, limit)?;
+        file = open_append(&path)?.0;
     }
     // One write call per line: with O_APPEND, concurrent hooks never interleave a line.
     file.write_all(line.as_bytes())
 }
 
-fn open_append(path: &FsPath) -> io::Result<fs_err::File> {
-    fs_err::OpenOptions::new()
-        .create(true)
-        .append(true)
-        .open(path)
+/// Renames the log to `events.jsonl.1` under an exclusive lock, after checking again, by
+/// path, that it is still past the limit: two hooks that both saw a full log would
+/// otherwise rotate twice, and the second rename would replace the whole previous
+/// history with a file of a few lines. A writer still holding the old file appends to
+/// `events.jsonl.1`, which loses nothing. The wait for the lock is bounded (the holder
+/// only renames); past it the log is rotated by a later run instead.
+fn rotate(logs: &FsPath, limit: u64) -> io::Result<()> {
+    let guard = snapshot::open_regular(
+        &logs.join(ROTATE_LOCK),
+        libc::O_WRONLY | libc::O_CREAT | libc::O_NOFOLLOW,
+    )?;
+    let mut held = false;
+    for _ in 0..400 {
+        match guard.try_lock() {
+            Ok(()) => {
+                held = true;
+                break;
+            }
+            Err(std::fs::TryLockError::WouldBlock) => {
+                std::thread::sleep(std::time::Duration::from_millis(5))
+            }
+            Err(std::fs::TryLockError::Error(e)) => return Err(e),
+        }
+    }
+    let path = logs.join(FILE);
+    if held && std::fs::symlink_metadata(&path).is_ok_and(|m| m.len() >= limit) {
+        fs_err::rename(&path, logs.join(format!("{FILE}.1")))?;
+    }
+    Ok(())
+}
+
+/// The log open for appending, and its size.
+fn open_append(path: &FsPath) -> io::Result<(std::fs::File, u64)> {
+    // Never a link (it would write wherever it points), never a FIFO (it would wait).
+    snapshot::open_regular_sized(
+        path,
+        libc::O_WRONLY | libc::O_APPEND | libc::O_CREAT | libc::O_NOFOLLOW,
+    )
 }
 
 /// The records of one plan's review `review`, oldest first, from both log generations.
+/// A log that is not a regular file, or far past the rotation size, is skipped.
 pub fn history(logs: &FsPath, plan: &str, review: &str) -> Vec<Logged> {
     records(logs, plan)
         .filter(|r| r.review.as_deref() == Some(review))
@@ -158,9 +200,10 @@ pub fn history(logs: &FsPath, plan: &str, review: &str) -> Vec<Logged> {
 fn records(logs: &FsPath, plan: &str) -> impl Iterator<Item = Logged> {
     let mut out = Vec::new();
     for name in [format!("{FILE}.1"), FILE.to_string()] {
-        let Ok(text) = std::fs::read_to_string(logs.join(name)) else {
+        let Ok(Some(bytes)) = snapshot::read_regular(&logs.join(name), 4 * ROTATE_BYTES) else {
             continue;
         };
+        let text = String::from_utf8_lossy(&bytes);
         out.extend(
             text.lines()
                 .filter_map(|l| serde_json::from_str::<Logged>(l).ok())
@@ -288,5 +331,48 @@ mod tests {
             text.len()
         );
         assert!(dir.path().join("events.jsonl.1").exists());
+    }
+
+    #[test]
+    fn concurrent_appends_at_the_rotation_boundary_lose_no_line() {
+        let dir = tempfile::tempdir().unwrap();
+        let logs = dir.path().to_path_buf();
+        let rec = Record {
+            plan: "p".into(),
+            outcome: "allow",
+            ..Record::default()
+        };
+        let line_len = serde_json::to_string(&rec).unwrap().len() as u64 + 1;
+        // Just below the limit, so the first appends cross it and exactly one rotation
+        // is due; the appends together stay far below a second one.
+        let (threads, each) = (8u64, 40u64);
+        let before = 400;
+        let limit = (before + 1) * line_len;
+        for _ in 0..before {
+            append_rotating_at(&logs, &rec, u64::MAX).unwrap();
+        }
+        let handles: Vec<_> = (0..threads)
+            .map(|_| {
+                let (logs, rec) = (logs.clone(), rec.clone());
+                std::thread::spawn(move || {
+                    for _ in 0..each {
+                        append_rotating_at(&logs, &rec, limit).unwrap();
+                    }
+                })
+            })
+            .collect();
+        for h in handles {
+            h.join().unwrap();
+        }
+        let lines = |name: &str| {
+            std::fs::read_to_string(logs.join(name))
+                .unwrap_or_default()
+                .lines()
+                .count() as u64
+        };
+        assert_eq!(
+            lines(FILE) + lines("events.jsonl.1"),
+            before + threads * each
+        );
     }
 }

@@ -43,7 +43,9 @@ pub fn select(
     if let Some(id) = explicit {
         if !valid_id(id) {
             return Err(SelectError::Explicit(format!(
-                "the plan id \"{id}\" (from --plan or TASKIE_PLAN) is not valid: use letters, digits, '_' and '-' only"
+                "the plan id \"{}\" (from --plan or TASKIE_PLAN) is not valid: {}",
+                crate::model::text::clip(id, 120),
+                crate::model::plan_file::ID_RULE
             )));
         }
         let dir = plans.join(id);

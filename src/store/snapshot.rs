@@ -8,7 +8,7 @@ use crate::model::tasks::{self, TaskRow};
 use crate::model::validate::{self, Listing};
 use crate::store::atomic;
 use crate::store::project::Project;
-use std::io;
+use std::io::{self, Read};
 use std::path::{Path, PathBuf};
 
 /// Everything read from the plan directory, owned; [`Gathered::facts`] borrows it.
@@ -63,14 +63,17 @@ impl Gathered {
                     .retain(|f| !(leftover(f) && std::fs::remove_file(dir.join(f)).is_ok()));
             }
         }
-        let tasks_md = if listing.files.iter().any(|f| f == "tasks.md") {
-            Some(fs_err::read_to_string(dir.join("tasks.md"))?)
+        let tasks_bytes = if listing.files.iter().any(|f| f == "tasks.md") {
+            read_regular(&dir.join("tasks.md"), PLAN_FILE_LIMIT)?
         } else {
             None
         };
-        let errors = validate::validate(&listing, tasks_md.as_deref());
+        // Not UTF-8 is a structure error of rule 9 naming the line, not an I/O error.
+        let tasks_md = tasks_bytes.as_deref().map(validate::TasksText::from_bytes);
+        let errors = validate::validate_read(&listing, tasks_md.as_ref());
         let tasks = tasks_md
-            .as_deref()
+            .as_ref()
+            .and_then(validate::TasksText::text)
             .and_then(|t| tasks::parse(t).ok())
             .unwrap_or_default();
         let state = read_state(&dir.join("state.json"));
@@ -135,17 +138,105 @@ pub fn state_bytes(path: &Path) -> std::io::Result<Option<Vec<u8>>> {
         }
         _ => {}
     }
-    match std::fs::read(path) {
-        Ok(bytes) => Ok(Some(bytes)),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(None),
-        Err(e) => Err(e),
-    }
+    read_regular(path, PLAN_FILE_LIMIT)
 }
 
-/// The directories the hook writes in must not lead out of the project through symbolic
-/// links (docs/security.md): `.taskie`, `.taskie/plans`, the plan directory,
-/// `.taskie/logs` and `.taskie/locks`, where they exist, must resolve inside it. Returns
-/// what is wrong, if anything.
+/// The most taskie reads of one plan file (tasks.md, state.json, a review file): far
+/// beyond any real one, small enough that a runaway file costs little at every stop.
+pub const PLAN_FILE_LIMIT: u64 = 4 * 1024 * 1024;
+
+/// The one way taskie reads a file it did not just write: `Ok(None)` when it does not
+/// exist; an error naming the file when it is not a regular file (a FIFO would make a
+/// plain read wait forever, a device such as /dev/zero would never end) or when it holds
+/// more than `limit` bytes. Opened non-blocking, then checked with `fstat` on the open
+/// file, so what is checked is what is read.
+pub fn read_regular(path: &Path, limit: u64) -> io::Result<Option<Vec<u8>>> {
+    let (file, len) = match open_regular_sized(path, libc::O_RDONLY) {
+        Ok(f) => f,
+        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(e),
+    };
+    // Sized from the same fstat: one read for the whole file, one to see its end.
+    let mut bytes = Vec::with_capacity(len.min(limit) as usize + 1);
+    (&file)
+        .take(limit + 1)
+        .read_to_end(&mut bytes)
+        .map_err(|e| named(path, e))?;
+    if bytes.len() as u64 > limit {
+        return Err(io::Error::other(format!(
+            "{} is larger than the {} MiB taskie reads; shorten it (or move what does not belong there out \
+             of .taskie/)",
+            path.display(),
+            limit / (1024 * 1024)
+        )));
+    }
+    Ok(Some(bytes))
+}
+
+/// Opens `path` with `flags` (`O_RDONLY`, or `O_WRONLY` plus creation flags) and
+/// `O_NONBLOCK`, and refuses anything that is not a regular file, naming it.
+pub fn open_regular(path: &Path, flags: libc::c_int) -> io::Result<std::fs::File> {
+    open_regular_sized(path, flags).map(|(file, _)| file)
+}
+
+/// [`open_regular`], with the file's size from the same `fstat` (one system call less for
+/// the callers that need it, on the every-stop path).
+pub fn open_regular_sized(path: &Path, flags: libc::c_int) -> io::Result<(std::fs::File, u64)> {
+    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
+    let mut options = std::fs::OpenOptions::new();
+    match flags & libc::O_ACCMODE {
+        libc::O_WRONLY => options.write(true),
+        libc::O_RDWR => options.read(true).write(true),
+        _ => options.read(true),
+    };
+    if flags & libc::O_CREAT != 0 {
+        options.create(true);
+    }
+    if flags & libc::O_APPEND != 0 {
+        options.append(true);
+    }
+    let extra = flags & !(libc::O_ACCMODE | libc::O_CREAT | libc::O_APPEND);
+    let file = options
+        .custom_flags(extra | libc::O_NONBLOCK)
+        .open(path)
+        .map_err(|e| match e.raw_os_error() {
+            // A FIFO nobody reads refuses a non-blocking writer with ENXIO.
+            Some(libc::ENXIO) => not_regular(path, "a FIFO or device"),
+            _ => named(path, e),
+        })?;
+    let meta = file.metadata().map_err(|e| named(path, e))?;
+    let kind = meta.file_type();
+    if !kind.is_file() {
+        let what = if kind.is_fifo() {
+            "a FIFO"
+        } else if kind.is_dir() {
+            "a directory"
+        } else if kind.is_char_device() || kind.is_block_device() {
+            "a device"
+        } else {
+            "not a regular file"
+        };
+        return Err(not_regular(path, what));
+    }
+    Ok((file, meta.len()))
+}
+
+fn not_regular(path: &Path, what: &str) -> io::Error {
+    io::Error::other(format!(
+        "{} is {what}, not a regular file; taskie never reads or writes such a file, so replace it with \
+         a regular file (or remove it)",
+        path.display()
+    ))
+}
+
+fn named(path: &Path, e: io::Error) -> io::Error {
+    io::Error::new(e.kind(), format!("{}: {e}", path.display()))
+}
+
+/// The one link rule, for the hook and every command (docs/security.md): taskie never
+/// follows a link out of `.taskie/`. `.taskie` itself must resolve inside the project, and
+/// `.taskie/plans`, the plan directory, `.taskie/logs` and `.taskie/locks`, where they
+/// exist, inside the real `.taskie`. Returns what is wrong, if anything.
 pub fn escaping_link(project: &Project, plan: &str) -> Option<String> {
     let dirs = [
         project.taskie(),
@@ -163,24 +254,38 @@ pub fn escaping_link(project: &Project, plan: &str) -> Option<String> {
     if !dirs.iter().any(is_link) {
         return None;
     }
-    let root = match project.root.canonicalize() {
-        Ok(r) => r,
-        Err(e) => return Some(format!("the project directory cannot be resolved ({e})")),
+    let resolve = |dir: &Path| {
+        dir.canonicalize()
+            .map_err(|e| format!("{} cannot be resolved ({e})", project.relative(dir)))
     };
-    for dir in dirs {
-        if std::fs::symlink_metadata(&dir).is_err() {
+    let root = match resolve(&project.root) {
+        Ok(r) => r,
+        Err(e) => return Some(e),
+    };
+    let taskie = match resolve(&project.taskie()) {
+        Ok(t) if t.starts_with(&root) => t,
+        Ok(t) => {
+            return Some(format!(
+                ".taskie is a symbolic link to {}, outside the project",
+                t.display()
+            ));
+        }
+        Err(e) => return Some(e),
+    };
+    for dir in &dirs[1..] {
+        if std::fs::symlink_metadata(dir).is_err() {
             continue;
         }
-        let shown = project.relative(&dir);
-        match dir.canonicalize() {
-            Ok(real) if real.starts_with(&root) => {}
+        match resolve(dir) {
+            Ok(real) if real.starts_with(&taskie) => {}
             Ok(real) => {
                 return Some(format!(
-                    "{shown} is a symbolic link to {}, outside the project",
+                    "{} is a symbolic link to {}, outside .taskie/",
+                    project.relative(dir),
                     real.display()
                 ));
             }
-            Err(e) => return Some(format!("{shown} cannot be resolved ({e})")),
+            Err(e) => return Some(e),
         }
     }
     None
