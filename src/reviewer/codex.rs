@@ -8,8 +8,7 @@ use crate::model::verdict;
 #[cfg(test)]
 use crate::model::verdict::Reading;
 use crate::reviewer::kinds::{self, Attempt, Failure, Job, Said};
-use crate::reviewer::process::Ending;
-use crate::reviewer::{ReviewerError, prompt, write_log};
+use crate::reviewer::{ReviewerError, prompt};
 use crate::store::atomic;
 use serde::Deserialize;
 use std::ffi::OsString;
@@ -67,29 +66,16 @@ pub fn attempt(job: &Job) -> Attempt {
         ));
         return a;
     }
-    let spec = job.spec(
+    kinds::run(
+        job,
         &job.config.codex,
         args(&job.reviewer.model, &schema, &prompt),
-    );
-    let outcome = crate::reviewer::process::run(&spec);
-    write_log(job.log, &spec, &prompt, &outcome);
-    let mut attempt = job.attempt(outcome.as_ref().ok());
-    match kinds::ended(job, outcome) {
-        Err(failure) => attempt.result = Err(failure),
-        Ok(out) => {
-            let events = Events::parse(&out.stdout);
-            attempt.spend = Spend {
-                reviewer_ms: attempt.spend.reviewer_ms,
-                ..events.spend()
-            };
-            let code = match out.ending {
-                Ending::Exited(c) => c,
-                _ => 0,
-            };
-            attempt.result = events.said(code, &out.stderr);
-        }
-    }
-    attempt
+        &prompt,
+        |stdout, stderr, code| {
+            let events = Events::parse(stdout);
+            (events.spend(), events.said(code, stderr))
+        },
+    )
 }
 
 /// One line of `codex exec --json`; only what taskie reads.
@@ -211,32 +197,15 @@ impl Events {
 }
 
 /// The review file text and verdict from the final message: the structured answer as
-/// markdown ending with its verdict line, or the message as it is when it is not one.
+/// markdown ending with its verdict line (none when the verdict is not PASS or FAIL), or
+/// the message as it is when it is not one.
 fn review_of(text: &str) -> Said {
     match serde_json::from_str::<Answer>(text) {
         Ok(a) => {
             let said = a.verdict.as_deref().and_then(verdict::word);
-            let mut md = String::from("# Review\n\n");
-            if !a.summary.trim().is_empty() {
-                md.push_str(a.summary.trim());
-                md.push_str("\n\n");
-            }
-            md.push_str("## Findings\n\n");
-            if a.findings.is_empty() {
-                md.push_str("None.\n");
-            }
-            for finding in &a.findings {
-                md.push_str(&format!("- {}\n", finding.trim()));
-            }
-            if let Some(pass) = said {
-                md.push_str(&format!(
-                    "\nVERDICT: {}\n",
-                    if pass { "PASS" } else { "FAIL" }
-                ));
-            }
             Said {
                 reading: verdict::combine(&[("structured_output", said)]),
-                text: md,
+                text: crate::reviewer::result::review_markdown(&a.summary, &a.findings, said),
                 findings: a.findings.iter().map(|f| f.trim().to_owned()).collect(),
             }
         }
@@ -323,6 +292,18 @@ mod tests {
             reading_of(r#"{"verdict":"maybe","summary":"","findings":[]}"#).verdict,
             verdict::Verdict::Unknown
         );
+    }
+
+    #[test]
+    fn a_structured_answer_without_a_verdict_word_gets_no_verdict_line() {
+        let said = review_of(r#"{"verdict":"maybe","summary":"Looked.","findings":[]}"#);
+        assert_eq!(said.text, "# Review\n\nLooked.\n\n");
+        let said = review_of(r#"{"verdict":"PASS","summary":"","findings":[" a\nb "]}"#);
+        assert_eq!(
+            said.text,
+            "# Review\n\n## Findings\n\n- a b\n\nVERDICT: PASS\n"
+        );
+        assert_eq!(said.findings, ["a\nb"]);
     }
 
     #[test]

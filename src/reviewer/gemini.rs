@@ -6,8 +6,7 @@
 use crate::model::spend::Spend;
 use crate::model::verdict;
 use crate::reviewer::kinds::{self, Attempt, Failure, Job, Said};
-use crate::reviewer::process::Ending;
-use crate::reviewer::{ReviewerError, prompt, write_log};
+use crate::reviewer::{ReviewerError, prompt};
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::ffi::OsString;
@@ -39,26 +38,16 @@ pub fn attempt(job: &Job) -> Attempt {
         job.due,
         prompt::Delivery::Response,
     );
-    let spec = job.spec(&job.config.gemini, args(&job.reviewer.model, &prompt));
-    let outcome = crate::reviewer::process::run(&spec);
-    write_log(job.log, &spec, &prompt, &outcome);
-    let mut attempt = job.attempt(outcome.as_ref().ok());
-    match kinds::ended(job, outcome) {
-        Err(failure) => attempt.result = Err(failure),
-        Ok(out) => {
-            let output = Output::parse(&out.stdout, &out.stderr);
-            attempt.spend = Spend {
-                reviewer_ms: attempt.spend.reviewer_ms,
-                ..output.spend()
-            };
-            let code = match out.ending {
-                Ending::Exited(c) => c,
-                _ => 0,
-            };
-            attempt.result = output.said(code, &out.stderr);
-        }
-    }
-    attempt
+    kinds::run(
+        job,
+        &job.config.gemini,
+        args(&job.reviewer.model, &prompt),
+        &prompt,
+        |stdout, stderr, code| {
+            let output = Output::parse(stdout, stderr);
+            (output.spend(), output.said(code, stderr))
+        },
+    )
 }
 
 /// The JSON object gemini prints (on stdout when it succeeds, last on stderr when not).

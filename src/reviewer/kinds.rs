@@ -106,6 +106,38 @@ impl Failure {
     }
 }
 
+/// One run of a kind that the hook does not talk to beyond its argv (codex, gemini):
+/// start `program`, log it, sort out the shared failures, and let `read` turn the output
+/// of a process that exited (stdout, stderr, exit status) into its spend and review.
+pub fn run(
+    job: &Job,
+    program: &OsString,
+    args: Vec<OsString>,
+    prompt: &str,
+    read: impl FnOnce(&[u8], &[u8], i32) -> (Spend, Result<Said, Failure>),
+) -> Attempt {
+    let spec = job.spec(program, args);
+    let outcome = process::run(&spec);
+    crate::reviewer::write_log(job.log, &spec, prompt, &outcome);
+    let mut attempt = job.attempt(outcome.as_ref().ok());
+    match ended(job, outcome) {
+        Err(failure) => attempt.result = Err(failure),
+        Ok(out) => {
+            let code = match out.ending {
+                Ending::Exited(c) => c,
+                _ => 0,
+            };
+            let (spend, result) = read(&out.stdout, &out.stderr, code);
+            attempt.spend = Spend {
+                reviewer_ms: attempt.spend.reviewer_ms,
+                ..spend
+            };
+            attempt.result = result;
+        }
+    }
+    attempt
+}
+
 /// The failures every kind shares: it could not start, timed out or was killed, or
 /// printed more than can be read. `Ok` is the outcome of a process that exited.
 pub fn ended(

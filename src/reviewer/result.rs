@@ -131,26 +131,30 @@ impl CliResult {
 }
 
 /// The review file written from the structured output when the reviewer wrote none:
-/// the summary, the findings as a list, and the verdict line. `None` when there is
-/// neither a summary nor a finding.
+/// the summary, the findings as a list, and the verdict line (FAIL unless it says PASS).
+/// `None` when there is neither a summary nor a finding.
 pub fn review_text(s: &Structured) -> Option<String> {
-    let summary = s
-        .summary
-        .as_deref()
-        .map(str::trim)
-        .filter(|t| !t.is_empty());
-    let findings: Vec<&str> = s
-        .findings
+    let pass =
+        matches!(s.verdict.as_deref().map(str::trim), Some(v) if v.eq_ignore_ascii_case("pass"));
+    let summary = s.summary.as_deref().unwrap_or("");
+    if summary.trim().is_empty() && s.findings.iter().all(|f| f.trim().is_empty()) {
+        return None;
+    }
+    Some(review_markdown(summary, &s.findings, Some(pass)))
+}
+
+/// The markdown of a structured review: a heading, the summary, the findings as a list,
+/// and the verdict line when there is a verdict (`Some(true)` for PASS). Blank summary
+/// and findings are left out; a finding stays one list item.
+pub fn review_markdown(summary: &str, findings: &[String], pass: Option<bool>) -> String {
+    let findings: Vec<&str> = findings
         .iter()
         .map(|f| f.trim())
         .filter(|f| !f.is_empty())
         .collect();
-    if summary.is_none() && findings.is_empty() {
-        return None;
-    }
     let mut text = String::from("# Review\n\n");
-    if let Some(summary) = summary {
-        text.push_str(summary);
+    if !summary.trim().is_empty() {
+        text.push_str(summary.trim());
         text.push_str("\n\n");
     }
     if !findings.is_empty() {
@@ -160,12 +164,11 @@ pub fn review_text(s: &Structured) -> Option<String> {
         }
         text.push('\n');
     }
-    let verdict = match s.verdict.as_deref().map(str::trim) {
-        Some(v) if v.eq_ignore_ascii_case("pass") => "PASS",
-        _ => "FAIL",
-    };
-    text.push_str(&format!("VERDICT: {verdict}\n"));
-    Some(text)
+    if let Some(pass) = pass {
+        let verdict = if pass { "PASS" } else { "FAIL" };
+        text.push_str(&format!("VERDICT: {verdict}\n"));
+    }
+    text
 }
 
 #[cfg(test)]

@@ -1,19 +1,14 @@
 //! A scripted stand-in for the Anthropic Messages API, so tests can drive the
 //! real Claude Code CLI offline (`ANTHROPIC_BASE_URL=http://127.0.0.1:<port>`).
 //!
-//! Why hand-written on std: the CLI needs one streaming endpoint, and an HTTP
-//! stack as a test dependency would cost more build time than this file.
+//! The HTTP plumbing (loopback, one request per connection, bounded loops, stop
+//! on drop) is support::http; this file is what the CLI is answered.
 //!
-//! - Listens on 127.0.0.1 only, on a port the kernel picks.
 //! - `POST /v1/messages` (the CLI appends `?beta=true`) asks the handler and
 //!   answers with server-sent events (the CLI always streams).
 //! - Anything else gets a 404 JSON error, and is recorded like the rest, so a
 //!   test can assert that the CLI called nothing else.
-//! - Every request is recorded in arrival order, for assertions.
-//! - Each response ends with `Connection: close`: one request per connection,
-//!   so no keep-alive bookkeeping, and an SSE body simply ends at the close.
-//! - Dropping the server stops the accept thread; connection threads end on
-//!   their own because every socket has read/write timeouts.
+//! - Every request is recorded in arrival order, with its status, for assertions.
 //!
 //! Observed with Claude Code 2.1.330 (`--print`, nonessential traffic off): it
 //! only ever sends `POST /v1/messages?beta=true` with `"stream": true` and a
@@ -22,14 +17,11 @@
 // A test uses only part of this API.
 #![allow(dead_code)]
 
+use super::http::{self, Response};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use std::io::{BufRead, BufReader, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
-use std::time::Duration;
 
 // ---------- what the CLI sends ----------
 
@@ -248,51 +240,23 @@ pub struct Recorded {
     pub status: u16,
 }
 
-type Handler = dyn Fn(&Request) -> Reply + Send + Sync;
-
 pub struct FakeApi {
-    addr: SocketAddr,
+    server: http::Server,
     log: Arc<Mutex<Vec<Recorded>>>,
-    stop: Arc<AtomicBool>,
-    accept: Option<JoinHandle<()>>,
 }
 
 impl FakeApi {
     pub fn start(handler: impl Fn(&Request) -> Reply + Send + Sync + 'static) -> FakeApi {
-        let listener = TcpListener::bind("127.0.0.1:0").expect("bind 127.0.0.1:0");
-        // Non-blocking accept, so the loop sees `stop` within a few ms.
-        listener
-            .set_nonblocking(true)
-            .expect("non-blocking listener");
-        let addr = listener.local_addr().expect("local address");
         let log = Arc::new(Mutex::new(Vec::new()));
-        let stop = Arc::new(AtomicBool::new(false));
-        let handler: Arc<Handler> = Arc::new(handler);
-        let (log2, stop2) = (log.clone(), stop.clone());
-        let accept = std::thread::spawn(move || {
-            while !stop2.load(Ordering::Relaxed) {
-                match listener.accept() {
-                    Ok((sock, _)) => {
-                        // One thread per connection: the CLI may hold an idle
-                        // connection open while it sends on another.
-                        let (h, l) = (handler.clone(), log2.clone());
-                        std::thread::spawn(move || serve(sock, &*h, &l));
-                    }
-                    Err(_) => std::thread::sleep(Duration::from_millis(5)),
-                }
-            }
-        });
-        FakeApi {
-            addr,
-            log,
-            stop,
-            accept: Some(accept),
-        }
+        let log2 = log.clone();
+        let server =
+            http::Server::start(move |raw| serve(raw, &handler, &log2)).expect("bind 127.0.0.1:0");
+        FakeApi { server, log }
     }
 
     /// The value for `ANTHROPIC_BASE_URL`.
     pub fn base_url(&self) -> String {
-        format!("http://{}", self.addr)
+        format!("http://{}", self.server.addr())
     }
 
     /// Every request so far, in arrival order.
@@ -301,29 +265,21 @@ impl FakeApi {
     }
 }
 
-impl Drop for FakeApi {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::Relaxed);
-        if let Some(t) = self.accept.take() {
-            let _ = t.join();
-        }
-    }
-}
-
-/// Handles one connection: one request, one response, close.
-fn serve(sock: TcpStream, handler: &Handler, log: &Mutex<Vec<Recorded>>) {
-    // Bounded: a silent or stuck client cannot hold the thread for long.
-    let _ = sock.set_nonblocking(false);
-    let _ = sock.set_read_timeout(Some(Duration::from_secs(10)));
-    let _ = sock.set_write_timeout(Some(Duration::from_secs(10)));
-    let Ok(read_half) = sock.try_clone() else {
-        return;
+/// Answers one request and records it with its status.
+fn serve(
+    raw: &http::Request,
+    handler: &impl Fn(&Request) -> Reply,
+    log: &Mutex<Vec<Recorded>>,
+) -> Response {
+    let mut rec = Recorded {
+        method: raw.method.clone(),
+        path: raw.path.clone(),
+        headers: raw.headers.clone(),
+        body: String::from_utf8_lossy(&raw.body).into_owned(),
+        messages: None,
+        status: 0,
     };
-    let Some(mut rec) = read_request(&mut BufReader::new(read_half)) else {
-        return;
-    };
-    let route = rec.path.split('?').next().unwrap_or("").to_string();
-    let (status, bytes) = match (rec.method.as_str(), route.as_str()) {
+    let response = match (rec.method.as_str(), raw.route()) {
         ("POST", "/v1/messages") => match serde_json::from_str::<Request>(&rec.body) {
             Ok(req) => {
                 let answer = respond(&req, &handler(&req));
@@ -334,43 +290,10 @@ fn serve(sock: TcpStream, handler: &Handler, log: &Mutex<Vec<Recorded>>) {
         },
         _ => error_response(404, "not_found_error", "not served by the fake API"),
     };
-    rec.status = status;
+    rec.status = response.status;
     // Recorded before the answer goes out: once the CLI has it, a test sees it.
     log.lock().unwrap().push(rec);
-    let mut out = sock;
-    let _ = out.write_all(&bytes);
-    let _ = out.flush();
-}
-
-/// Reads the request line, the headers and a Content-Length body (the CLI
-/// never sends chunked bodies).
-fn read_request(r: &mut impl BufRead) -> Option<Recorded> {
-    let mut line = String::new();
-    r.read_line(&mut line).ok()?;
-    let mut parts = line.split_whitespace();
-    let (method, path) = (parts.next()?.to_string(), parts.next()?.to_string());
-    let mut headers = Vec::new();
-    for _ in 0..200 {
-        let mut h = String::new();
-        if r.read_line(&mut h).ok()? == 0 || h.trim().is_empty() {
-            break;
-        }
-        let (k, v) = h.split_once(':')?;
-        headers.push((k.trim().to_ascii_lowercase(), v.trim().to_string()));
-    }
-    let len = headers.iter().find(|(k, _)| k == "content-length");
-    let len = len.and_then(|(_, v)| v.parse::<usize>().ok()).unwrap_or(0);
-    let mut body = vec![0; len.min(64 << 20)];
-    r.read_exact(&mut body).ok()?;
-    let body = String::from_utf8_lossy(&body).into_owned();
-    Some(Recorded {
-        method,
-        path,
-        headers,
-        body,
-        messages: None,
-        status: 0,
-    })
+    response
 }
 
 // ---------- responses ----------
@@ -462,7 +385,7 @@ impl Event {
 
 static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
-fn respond(req: &Request, reply: &Reply) -> (u16, Vec<u8>) {
+fn respond(req: &Request, reply: &Reply) -> Response {
     if let Some((status, kind, message)) = &reply.error {
         return error_response(*status, kind, message);
     }
@@ -542,9 +465,7 @@ fn respond(req: &Request, reply: &Reply) -> (u16, Vec<u8>) {
         let data = serde_json::to_string(e).expect("event serializes");
         body.push_str(&format!("event: {}\ndata: {data}\n\n", e.name()));
     }
-    let head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\n\
-                request-id: req_fake\r\nconnection: close\r\n\r\n";
-    (200, [head.as_bytes(), body.as_bytes()].concat())
+    Response::sse(body)
 }
 
 #[derive(Serialize)]
@@ -561,37 +482,19 @@ struct ErrorDetail {
     message: String,
 }
 
-fn error_response(status: u16, kind: &str, message: &str) -> (u16, Vec<u8>) {
+/// No `x-should-retry` header is sent, so on an error the CLI applies its own
+/// retry policy (1 + 10 attempts, ~3 minutes): bound it in tests with
+/// `CLAUDE_CODE_MAX_RETRIES=0`.
+fn error_response(status: u16, kind: &str, message: &str) -> Response {
     let error = ErrorDetail {
         kind: kind.to_string(),
         message: message.to_string(),
     };
-    json_response(
+    Response::json(
         status,
         &ErrorBody {
             kind: "error",
             error,
         },
     )
-}
-
-/// No `x-should-retry` header is sent, so on an error the CLI applies its own
-/// retry policy (1 + 10 attempts, ~3 minutes): bound it in tests with
-/// `CLAUDE_CODE_MAX_RETRIES=0`.
-fn json_response(status: u16, body: &impl Serialize) -> (u16, Vec<u8>) {
-    let body = serde_json::to_string(body).expect("response serializes");
-    let reason = match status {
-        200 => "OK",
-        400 => "Bad Request",
-        404 => "Not Found",
-        429 => "Too Many Requests",
-        500 => "Internal Server Error",
-        _ => "Error",
-    };
-    let head = format!(
-        "HTTP/1.1 {status} {reason}\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\
-         request-id: req_fake\r\nconnection: close\r\n\r\n",
-        body.len()
-    );
-    (status, [head.into_bytes(), body.into_bytes()].concat())
 }

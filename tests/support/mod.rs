@@ -6,6 +6,7 @@ pub mod claude_cli;
 pub mod fake_api;
 pub mod fake_gemini;
 pub mod fake_openai;
+pub mod http;
 pub mod processes;
 pub mod vendors;
 
