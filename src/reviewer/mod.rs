@@ -10,6 +10,7 @@ use crate::store::atomic;
 use crate::store::project::Project;
 use process::Ending;
 
+mod guardian;
 pub mod process;
 pub mod prompt;
 use serde_json::Value;
