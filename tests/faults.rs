@@ -39,6 +39,12 @@ fn old_and_new() -> &'static (Vec<u8>, Vec<u8>) {
 /// After a hook was killed: state.json is the old or the new state, byte for byte; the
 /// reviewers it started are gone; and the next stop completes the same iteration.
 /// Returns whether the killed run had already written the new state.
+/// Whether the plan lock can be taken now (taken and released at once).
+fn lock_is_free(p: &Project) -> bool {
+    taskie::store::lock::try_lock(&p.root().join(".taskie/locks"), "p")
+        .is_ok_and(|held| held.is_some())
+}
+
 fn check_after_kill(p: &Project) -> bool {
     let (old, new) = old_and_new();
     let now = p.state_bytes();
@@ -55,6 +61,13 @@ fn check_after_kill(p: &Project) -> bool {
             "reviewer {pid} outlived the killed hook"
         );
     }
+    // The kernel releases the plan lock once every holder is gone: the killed hook, and the
+    // reviewer's guardian, a fork that holds the hook's descriptors until it has closed
+    // them (microseconds after it first runs; on a loaded machine it may not have run yet).
+    assert!(
+        eventually(LIVENESS, || lock_is_free(p)),
+        "the plan lock outlived the killed hook"
+    );
     let written = &now == new;
     let next = p.stop();
     if written {

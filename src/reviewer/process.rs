@@ -12,7 +12,6 @@
 
 use std::ffi::OsString;
 use std::io::{self, Read};
-use std::os::fd::{AsRawFd, RawFd};
 use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::PathBuf;
 use std::process::{Child, Command, ExitStatus, Stdio};
@@ -20,6 +19,10 @@ use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread;
 use std::time::{Duration, Instant};
+
+use rustix::process::{Pid, Signal, WaitId, WaitIdOptions};
+
+use super::guardian::Guardian;
 
 /// Time the group gets between SIGTERM and SIGKILL: long enough for a CLI to flush and exit,
 /// short enough to stay well inside the hook's own timeout.
@@ -113,7 +116,7 @@ pub fn run(spec: &Spec) -> io::Result<Outcome> {
     let pid = child.id();
     let group = Group::new(pid);
     // Started before the helper threads, so the fork copies a process with one thread.
-    let guardian = Guardian::start(group.0);
+    let guardian = group.0.and_then(Guardian::start);
 
     let stdout = Arc::new(Mutex::new(Capture::default()));
     let stderr = Arc::new(Mutex::new(Capture::default()));
@@ -123,7 +126,7 @@ pub fn run(spec: &Spec) -> io::Result<Outcome> {
     drop(tx);
     if let Err(e) = setup {
         // Could not start the helper threads: don't leave the child running unobserved.
-        group.signal(libc::SIGKILL);
+        group.signal(Signal::KILL);
         let _ = child.wait();
         return Err(e);
     }
@@ -132,12 +135,12 @@ pub fn run(spec: &Spec) -> io::Result<Outcome> {
     let mut stragglers_terminated = false;
     let timed_out = !w.wait_until(deadline, |w| w.exited.is_some());
     if timed_out {
-        group.signal(libc::SIGTERM);
+        group.signal(Signal::TERM);
         w.wait_until(after(TERM_GRACE), |w| w.exited.is_some() && w.all_closed());
         // Always escalate on timeout, even if the leader and pipes are gone: a descendant
         // that caught SIGTERM and closed its pipes would otherwise survive the timeout.
         // Safe against pid reuse because the leader is not reaped yet (see `wait_exit`).
-        group.signal(libc::SIGKILL);
+        group.signal(Signal::KILL);
         w.wait_until(after(KILL_WAIT), |w| w.exited.is_some() && w.all_closed());
     } else {
         // Descendants may still hold our pipes. Give them a short grace, never past the
@@ -151,9 +154,9 @@ pub fn run(spec: &Spec) -> io::Result<Outcome> {
         };
         if !w.wait_until(grace, Waits::all_closed) {
             stragglers_terminated = true;
-            group.signal(libc::SIGTERM);
+            group.signal(Signal::TERM);
             w.wait_until(after(TERM_GRACE), Waits::all_closed);
-            group.signal(libc::SIGKILL);
+            group.signal(Signal::KILL);
             w.wait_until(after(KILL_WAIT), Waits::all_closed);
         }
     }
@@ -207,175 +210,23 @@ pub fn run(spec: &Spec) -> io::Result<Outcome> {
 /// orphaned (a non-cooperating grandchild cannot be reached once we are gone).
 #[cfg(target_os = "linux")]
 fn set_parent_death_signal(cmd: &mut Command) {
-    // Captured before fork: in the child, a different getppid() means we already died.
-    let parent = std::process::id() as libc::pid_t;
+    // Captured before fork: in the child, a different parent means we already died.
+    let parent = rustix::process::getpid();
     let hook = move || -> io::Result<()> {
-        // SAFETY: prctl with PR_SET_PDEATHSIG only sets a flag on the calling process; it is
-        // a plain syscall (async-signal-safe) taking integer arguments.
-        let r = unsafe {
-            libc::prctl(
-                libc::PR_SET_PDEATHSIG,
-                libc::SIGKILL as libc::c_ulong,
-                0 as libc::c_ulong,
-                0 as libc::c_ulong,
-                0 as libc::c_ulong,
-            )
-        };
-        if r != 0 {
-            // An OS error is stored inline (no allocation), so this is fine after fork.
-            return Err(io::Error::last_os_error());
-        }
+        rustix::process::set_parent_process_death_signal(Some(Signal::KILL))?;
         // The parent may have died between fork and prctl; then no signal will ever come
-        // (we were already reparented), so leave now. getppid and _exit are
-        // async-signal-safe syscalls without preconditions.
-        // SAFETY: see above.
-        if unsafe { libc::getppid() } != parent {
-            // SAFETY: see above; _exit skips atexit handlers and stdio flushing, which is
-            // exactly what a forked child of a multi-threaded process must do.
-            unsafe { libc::_exit(127) };
+        // (we were already reparented), so fail the exec: the child exits at once.
+        if rustix::process::getppid() != Some(parent) {
+            // An OS error is stored inline (no allocation), so this is fine after fork.
+            return Err(rustix::io::Errno::SRCH.into());
         }
         Ok(())
     };
-    // SAFETY: the closure only makes async-signal-safe syscalls and does not allocate,
-    // lock, or touch state shared with other threads, as required between fork and exec.
+    // SAFETY: the closure only makes raw system calls (prctl, getppid) and does not
+    // allocate, lock, or touch state shared with other threads, as required between fork
+    // and exec.
     unsafe {
         cmd.pre_exec(hook);
-    }
-}
-
-/// Kills the reviewer's process group if this process dies while [`run`] is in progress.
-///
-/// The parent-death signal reaches only the direct child: what the reviewer started itself
-/// (a build, a test run) would be orphaned and keep running, with the reviewer's permissions,
-/// after a `kill -9` of the hook. So a small forked process joins the reviewer's group and
-/// blocks reading a pipe whose only write end this process holds. One byte means "finished
-/// normally, exit"; end-of-file means this process is gone (the kernel closed the write end),
-/// and the guardian SIGKILLs the group. Plain POSIX, so it also covers the systems without a
-/// parent-death signal. Being in the group, it is also ended by our own timeout kills.
-struct Guardian {
-    pid: libc::pid_t,
-    dismiss: Option<io::PipeWriter>,
-}
-
-impl Guardian {
-    /// `None` if it cannot be started; the reviewer then runs unguarded (on Linux its
-    /// direct child still has the parent-death signal), which is no reason to fail a review.
-    fn start(group: libc::pid_t) -> Option<Guardian> {
-        if group <= 1 {
-            return None;
-        }
-        // Close-on-exec, so the reviewer (already started) and anything started later
-        // never inherit the write end: only this process holds it.
-        let (reader, writer) = io::pipe().ok()?;
-        // SAFETY: sysconf has no preconditions.
-        let max_fd = match unsafe { libc::sysconf(libc::_SC_OPEN_MAX) } {
-            n if n > 0 => n.min(65_536) as RawFd,
-            _ => 1024,
-        };
-        let rfd = reader.as_raw_fd();
-        // SAFETY: the child only runs `guard`, which makes async-signal-safe system calls on
-        // integers computed before the fork and never returns, as POSIX requires after fork
-        // in a process that may have other threads.
-        let pid = unsafe { libc::fork() };
-        if pid == 0 {
-            // SAFETY: see above.
-            unsafe { guard(rfd, group, max_fd) }
-        }
-        drop(reader);
-        (pid > 0).then_some(Guardian {
-            pid,
-            dismiss: Some(writer),
-        })
-    }
-
-    /// [`run`] finished: the guardian exits without touching the group.
-    fn dismiss(mut self) {
-        if let Some(mut w) = self.dismiss.take() {
-            // Fails only if the guardian is already gone (e.g. ended by a timeout kill).
-            let _ = io::Write::write_all(&mut w, b"x");
-        }
-    }
-}
-
-impl Drop for Guardian {
-    fn drop(&mut self) {
-        // Without a dismissal this closes the pipe, and the guardian kills the group.
-        drop(self.dismiss.take());
-        let pid = self.pid;
-        // Reaped on a thread: the guardian exits at once, but a wait must never block us.
-        let _ = thread::Builder::new()
-            .name("taskie-reap-guard".into())
-            .spawn(move || {
-                let mut status = 0;
-                // SAFETY: waitpid on our own child with a valid status pointer.
-                unsafe { libc::waitpid(pid, &mut status, 0) };
-            });
-    }
-}
-
-/// Closes every descriptor but `keep` with two `close_range` calls (Linux 5.9+), instead
-/// of one `close` per possible descriptor: with a typical limit of thousands that loop
-/// costs the guardian milliseconds of CPU on every review, beside the hook and the
-/// reviewer (docs/performance.md). `false` when the kernel lacks it: close one by one.
-///
-/// # Safety
-/// As [`guard`]: only in the forked child; `syscall` is async-signal-safe.
-#[cfg(target_os = "linux")]
-unsafe fn close_all_but(keep: RawFd) -> bool {
-    let keep = keep as libc::c_uint;
-    // SAFETY: close_range takes plain integers; a range below `keep` only when there is one.
-    unsafe {
-        (keep == 0
-            || libc::syscall(
-                libc::SYS_close_range,
-                0 as libc::c_uint,
-                keep - 1,
-                0 as libc::c_uint,
-            ) == 0)
-            && libc::syscall(
-                libc::SYS_close_range,
-                keep + 1,
-                libc::c_uint::MAX,
-                0 as libc::c_uint,
-            ) == 0
-    }
-}
-
-#[cfg(not(target_os = "linux"))]
-unsafe fn close_all_but(_keep: RawFd) -> bool {
-    false
-}
-
-/// The guardian's whole life, in the forked child.
-///
-/// # Safety
-/// Only for the child side of `fork`: it closes every descriptor but `rfd` (so it keeps no
-/// pipe, lock or terminal of the hook open) and ends with `_exit`.
-unsafe fn guard(rfd: RawFd, group: libc::pid_t, max_fd: RawFd) -> ! {
-    // SAFETY (whole body): close, setpgid, read, kill and _exit are async-signal-safe
-    // system calls; `byte` is a valid one-byte buffer.
-    unsafe {
-        if !close_all_but(rfd) {
-            for fd in 0..max_fd {
-                if fd != rfd {
-                    libc::close(fd);
-                }
-            }
-        }
-        // In the reviewer's group, so the hook's own group kill (a timeout) ends it too.
-        libc::setpgid(0, group);
-        let mut byte = 0u8;
-        loop {
-            let n = libc::read(rfd, (&raw mut byte).cast(), 1);
-            if n == 0 {
-                libc::kill(-group, libc::SIGKILL);
-                break;
-            }
-            if n > 0 || io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
-                break;
-            }
-        }
-        libc::_exit(0)
     }
 }
 
@@ -394,22 +245,24 @@ fn after(d: Duration) -> Option<Instant> {
 }
 
 /// The child's process group (its pgid equals its pid because of `process_group(0)`).
-struct Group(libc::pid_t);
+struct Group(Option<Pid>);
 
 impl Group {
     fn new(pid: u32) -> Self {
-        Group(libc::pid_t::try_from(pid).unwrap_or(0))
+        // Never turn a bogus pid into kill(0, …) (our own group) or kill(-1, …) (everything).
+        Group(
+            i32::try_from(pid)
+                .ok()
+                .filter(|&p| p > 1)
+                .and_then(Pid::from_raw),
+        )
     }
 
     /// Signals every member of the group; errors (typically ESRCH: group empty) are ignored.
-    fn signal(&self, sig: libc::c_int) {
-        // Never turn a bogus pid into kill(0, …) (our own group) or kill(-1, …) (everything).
-        if self.0 > 1 {
-            // SAFETY: kill has no memory-safety preconditions. The pgid cannot have been
-            // reused: the leader is only reaped after the last group signal.
-            unsafe {
-                libc::kill(-self.0, sig);
-            }
+    /// The pgid cannot have been reused: the leader is only reaped after the last signal.
+    fn signal(&self, sig: Signal) {
+        if let Some(pid) = self.0 {
+            let _ = rustix::process::kill_process_group(pid, sig);
         }
     }
 }
@@ -461,7 +314,7 @@ fn start_threads(
         Some(p) => spawn_reader(p, spec.stderr_limit, stderr, tx, Stream::Stderr)?,
         None => send(tx, Event::Closed(Stream::Stderr)),
     }
-    let pid = libc::pid_t::try_from(child.id()).map_err(io::Error::other)?;
+    let pid = Pid::from_child(child);
     let tx = tx.clone();
     thread::Builder::new()
         .name("taskie-wait".into())
@@ -477,25 +330,14 @@ fn send(tx: &Sender<Event>, ev: Event) {
 /// Blocks until the child has terminated, without reaping it (WNOWAIT). Keeping the zombie
 /// reserves its pid, so the pgid cannot be reused by an unrelated group while we may still
 /// signal it; the actual reap happens afterwards in `run` via `Child::wait`.
-fn wait_exit(pid: libc::pid_t) -> io::Result<()> {
+fn wait_exit(pid: Pid) -> io::Result<()> {
     loop {
-        // SAFETY: siginfo_t is a plain C struct for which all-zero bytes is a valid value.
-        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
-        // SAFETY: `info` is a valid, writable siginfo_t for the duration of the call.
-        let r = unsafe {
-            libc::waitid(
-                libc::P_PID,
-                pid as libc::id_t,
-                &mut info,
-                libc::WEXITED | libc::WNOWAIT,
-            )
-        };
-        if r == 0 {
-            return Ok(());
-        }
-        let e = io::Error::last_os_error();
-        if e.kind() != io::ErrorKind::Interrupted {
-            return Err(e);
+        match rustix::process::waitid(
+            WaitId::Pid(pid),
+            WaitIdOptions::EXITED | WaitIdOptions::NOWAIT,
+        ) {
+            Err(rustix::io::Errno::INTR) => continue,
+            r => return r.map(drop).map_err(io::Error::from),
         }
     }
 }
@@ -617,9 +459,11 @@ mod tests {
     /// True once `pid` no longer exists. A zombie also counts as gone: it is dead, and
     /// whether it is reaped depends on the container's init, not on us.
     fn gone(pid: libc::pid_t) -> bool {
-        // SAFETY: kill with signal 0 only checks for existence; no memory is involved.
-        if unsafe { libc::kill(pid, 0) } != 0 {
-            return io::Error::last_os_error().raw_os_error() == Some(libc::ESRCH);
+        let Some(p) = Pid::from_raw(pid) else {
+            return false;
+        };
+        if let Err(e) = rustix::process::test_kill_process(p) {
+            return e == rustix::io::Errno::SRCH;
         }
         match fs::read_to_string(format!("/proc/{pid}/stat")) {
             // The state field follows the parenthesised command name.
@@ -648,9 +492,11 @@ mod tests {
 
     impl Drop for KillOnDrop {
         fn drop(&mut self) {
-            if self.0 > 1 && !gone(self.0) {
-                // SAFETY: kill has no memory-safety preconditions.
-                unsafe { libc::kill(self.0, libc::SIGKILL) };
+            if self.0 > 1
+                && !gone(self.0)
+                && let Some(p) = Pid::from_raw(self.0)
+            {
+                let _ = rustix::process::kill_process(p, Signal::KILL);
             }
         }
     }

@@ -4,10 +4,10 @@
 //! make exactly those system calls and no others:
 //!
 //! - on Linux the directories are opened relative to an open `.taskie/plans` (no path
-//!   walk per plan) and read with `getdents64` directly (no `fstat` per `opendir`);
-//!   each file is `fstatat`-ed relative to its directory's descriptor;
-//! - with many plans the directories are shared out to a few threads: almost all of the
-//!   time is spent in the kernel, so this divides the wall time by the cores used.
+//!   walk per plan) and read with `getdents64` through `rustix::fs::RawDir` (no `fstat`
+//!   per `opendir`); each file is `fstatat`-ed relative to its directory's descriptor;
+//! - with many plans the directories are shared out to a few scoped threads: almost all
+//!   of the time is spent in the kernel, so this divides the wall time by the cores used.
 //!
 //! Elsewhere it falls back to `std::fs` with the same results.
 
@@ -15,8 +15,6 @@ use std::ffi::OsStr;
 use std::io;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Modification time as (seconds, nanoseconds) since the epoch: orders like `SystemTime`.
 pub type Stamp = (i64, i64);
@@ -27,8 +25,6 @@ const PLANS_PER_THREAD: usize = 24;
 const MAX_THREADS: usize = 8;
 /// The scanning threads need little stack: their buffers are on the heap.
 const THREAD_STACK: usize = 256 * 1024;
-/// Plans a thread takes at a time: small enough to share the tail evenly.
-const BATCH: usize = 4;
 
 /// The plan (name, newest stamp) that wins: the newest stamp, ties to the greatest name.
 /// `warn` gets one line per skipped subdirectory with an invalid name, in listing order.
@@ -59,20 +55,13 @@ pub fn newest_plan(
             )),
         }
     });
-    let candidates = Arc::new(candidates);
-    let best = newest_of(Arc::new(root), Arc::clone(&candidates), buf);
+    let best = newest_of(&root, &candidates, buf);
     Ok(best.map(|(_, i)| String::from_utf8_lossy(&candidates[i]).into_owned()))
 }
 
 /// The best of `candidates` (its stamp and index), scanned on up to [`MAX_THREADS`]
-/// threads. The threads take small batches from a shared counter rather than fixed
-/// shares, so a helper that starts late leaves its work to the others instead of making
-/// them wait: the scan is never slower than alone by more than the cost of starting it.
-fn newest_of(
-    root: Arc<sys::Dir>,
-    candidates: Arc<Vec<Vec<u8>>>,
-    buf: sys::Buf,
-) -> Option<(Stamp, usize)> {
+/// scoped threads, each taking an equal contiguous share; this thread scans the first.
+fn newest_of(root: &sys::Dir, candidates: &[Vec<u8>], buf: sys::Buf) -> Option<(Stamp, usize)> {
     let threads = if candidates.len() < 2 * PLANS_PER_THREAD {
         1
     } else {
@@ -81,25 +70,39 @@ fn newest_of(
             .min(candidates.len() / PLANS_PER_THREAD)
             .min(MAX_THREADS)
     };
-    let next = Arc::new(AtomicUsize::new(0));
-    // A helper that cannot be started is simply not there: the others take its share.
-    let helpers: Vec<_> = (1..threads)
-        .filter_map(|_| {
-            let (root, candidates, next) = (root.clone(), candidates.clone(), next.clone());
-            let helper = std::thread::Builder::new()
-                .stack_size(THREAD_STACK)
-                .spawn(move || work(&root, &candidates, &next, sys::Buf::new()))
-                .ok()?;
-            sys::move_off_this_cpu(&helper);
-            Some(helper)
-        })
-        .collect();
-    let mut best = work(&root, &candidates, &next, buf);
-    for h in helpers {
-        let theirs = h.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
-        best = newer(&candidates, best, theirs);
-    }
-    best
+    let share = candidates.len().div_ceil(threads).max(1);
+    std::thread::scope(|scope| {
+        let mut shares = (0..candidates.len()).step_by(share);
+        let mine = shares
+            .next()
+            .map(|from| from..(from + share).min(candidates.len()));
+        // A helper that cannot be started is no failure: its share is scanned here.
+        let mut here = Vec::new();
+        let helpers: Vec<_> = shares
+            .map(|from| from..(from + share).min(candidates.len()))
+            .filter_map(|range| {
+                let spawned = std::thread::Builder::new()
+                    .stack_size(THREAD_STACK)
+                    .spawn_scoped(scope, {
+                        let range = range.clone();
+                        move || scan(root, candidates, range, sys::Buf::new())
+                    });
+                spawned.map_err(|_| here.push(range)).ok()
+            })
+            .collect();
+        let mut buf = buf;
+        let mut best = None;
+        for range in mine.into_iter().chain(here) {
+            let (theirs, back) = scan(root, candidates, range, buf);
+            best = newer(candidates, best, theirs);
+            buf = back;
+        }
+        for h in helpers {
+            let (theirs, _) = h.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
+            best = newer(candidates, best, theirs);
+        }
+        best
+    })
 }
 
 /// The newer of two (stamp, index) picks; a tie goes to the greatest name.
@@ -121,26 +124,20 @@ fn newer(
     }
 }
 
-/// Scans batches of plans until none is left; the best seen, as (stamp, index).
-fn work(
+/// Scans the plans in `range`; the best seen, as (stamp, index), and the buffer back.
+fn scan(
     root: &sys::Dir,
     candidates: &[Vec<u8>],
-    next: &AtomicUsize,
+    range: std::ops::Range<usize>,
     mut buf: sys::Buf,
-) -> Option<(Stamp, usize)> {
-    let to = |from: usize| (from + BATCH).min(candidates.len());
+) -> (Option<(Stamp, usize)>, sys::Buf) {
     let mut best = None;
-    loop {
-        let from = next.fetch_add(BATCH, Ordering::Relaxed);
-        if from >= candidates.len() {
-            return best;
-        }
-        for (i, name) in candidates.iter().enumerate().take(to(from)).skip(from) {
-            if let Some(stamp) = newest_file(root, name, &mut buf) {
-                best = newer(candidates, best, Some((stamp, i)));
-            }
+    for i in range {
+        if let Some(stamp) = newest_file(root, &candidates[i], &mut buf) {
+            best = newer(candidates, best, Some((stamp, i)));
         }
     }
+    (best, buf)
 }
 
 /// The newest stamp of a `*.md` or `state.json` directly in plan directory `name`;
@@ -160,135 +157,74 @@ fn newest_file(root: &sys::Dir, name: &[u8], buf: &mut sys::Buf) -> Option<Stamp
 
 #[cfg(target_os = "linux")]
 mod sys {
-    //! Directories as raw descriptors, read with `getdents64`.
+    //! Directories as descriptors, read with `getdents64` through `rustix::fs::RawDir`.
 
     use super::Stamp;
-    use std::ffi::CString;
+    use rustix::fs::{AtFlags, FileType, Mode, OFlags, RawDir};
+    use rustix::io::Errno;
     use std::io;
-    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-    use std::os::unix::ffi::OsStrExt;
+    use std::mem::MaybeUninit;
+    use std::os::fd::OwnedFd;
     use std::path::Path;
 
     /// `getdents64` output buffer: a plan directory fits many times over, and a large
     /// `.taskie/plans` takes a few calls (the cost is per entry, not per call).
-    pub struct Buf(Vec<u8>);
+    pub struct Buf(Vec<MaybeUninit<u8>>);
 
     impl Buf {
         pub fn new() -> Buf {
-            Buf(vec![0; 8 * 1024])
+            Buf(vec![MaybeUninit::uninit(); 8 * 1024])
         }
     }
 
     pub struct Dir(OwnedFd);
 
-    /// Lets a just-started helper thread run on another CPU than this thread's. A new
-    /// thread tends to be queued on its creator's CPU and to wait there, idle CPUs or
-    /// not, until the creator blocks or the scheduler rebalances (measured here: a
-    /// quarter to half of the starts took 1.5-2 ms instead of 60 µs), which would
-    /// serialise the scan. Best effort: on any failure the thread runs where it is.
-    pub fn move_off_this_cpu<T>(helper: &std::thread::JoinHandle<T>) {
-        use std::os::unix::thread::JoinHandleExt;
-        let size = std::mem::size_of::<libc::cpu_set_t>();
-        // SAFETY: sched_getcpu has no preconditions; `set` is a plain C bit set for
-        // which all-zero is valid; the pthread_t belongs to a thread not yet joined.
-        unsafe {
-            let cpu = libc::sched_getcpu();
-            let mut set: libc::cpu_set_t = std::mem::zeroed();
-            if cpu < 0 || libc::sched_getaffinity(0, size, &mut set) != 0 {
-                return;
-            }
-            libc::CPU_CLR(cpu as usize, &mut set);
-            if libc::CPU_COUNT(&set) > 0 {
-                libc::pthread_setaffinity_np(helper.as_pthread_t(), size, &set);
-            }
-        }
-    }
-
     /// Retries a call interrupted by a signal.
-    fn retry(mut f: impl FnMut() -> libc::c_long) -> io::Result<libc::c_long> {
+    fn retry<T>(mut f: impl FnMut() -> rustix::io::Result<T>) -> io::Result<T> {
         loop {
-            let r = f();
-            if r >= 0 {
-                return Ok(r);
-            }
-            let e = io::Error::last_os_error();
-            if e.kind() != io::ErrorKind::Interrupted {
-                return Err(e);
+            match f() {
+                Err(Errno::INTR) => continue,
+                r => return r.map_err(io::Error::from),
             }
         }
-    }
-
-    fn c_name(name: &[u8]) -> io::Result<CString> {
-        CString::new(name).map_err(|_| io::Error::from(io::ErrorKind::InvalidInput))
     }
 
     impl Dir {
         pub fn open(path: &Path) -> io::Result<Dir> {
-            let p = c_name(path.as_os_str().as_bytes())?;
-            Dir::open_at(libc::AT_FDCWD, &p, 0)
+            Dir::open_at(
+                rustix::fs::CWD,
+                path.as_os_str().as_encoded_bytes(),
+                OFlags::empty(),
+            )
         }
 
         /// A subdirectory; a symbolic link is not followed.
         pub fn open_dir(&self, name: &[u8]) -> io::Result<Dir> {
-            Dir::open_at(self.0.as_raw_fd(), &c_name(name)?, libc::O_NOFOLLOW)
+            Dir::open_at(&self.0, name, OFlags::NOFOLLOW)
         }
 
-        fn open_at(at: libc::c_int, path: &CString, extra: libc::c_int) -> io::Result<Dir> {
-            let flags = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC | extra;
-            // SAFETY: `path` is a valid NUL-terminated string for the duration of the call.
-            let fd = retry(|| unsafe { libc::openat(at, path.as_ptr(), flags) }.into())?;
-            // SAFETY: openat returned a new descriptor that nothing else owns.
-            Ok(Dir(unsafe { OwnedFd::from_raw_fd(fd as libc::c_int) }))
+        fn open_at(at: impl std::os::fd::AsFd, path: &[u8], extra: OFlags) -> io::Result<Dir> {
+            let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC | extra;
+            retry(|| rustix::fs::openat(&at, path, flags, Mode::empty())).map(Dir)
         }
 
-        /// Calls `f(name, d_type)` for every entry, `.` and `..` included.
-        pub fn for_each(&self, buf: &mut Buf, f: &mut dyn FnMut(&[u8], u8)) -> io::Result<()> {
-            loop {
-                let b = &mut buf.0;
-                // SAFETY: the kernel writes at most `b.len()` bytes into `b`.
-                let n = retry(|| unsafe {
-                    libc::syscall(
-                        libc::SYS_getdents64,
-                        self.0.as_raw_fd(),
-                        b.as_mut_ptr(),
-                        b.len(),
-                    )
-                })? as usize;
-                if n == 0 {
-                    return Ok(());
-                }
-                // struct linux_dirent64 { u64 d_ino; i64 d_off; u16 d_reclen; u8 d_type; char d_name[]; }
-                let mut at = 0;
-                while at + 19 <= n {
-                    let reclen = u16::from_ne_bytes([b[at + 16], b[at + 17]]) as usize;
-                    if reclen < 19 || at + reclen > n {
-                        return Err(io::Error::other("malformed directory entry"));
-                    }
-                    let kind = b[at + 18];
-                    let raw = &b[at + 19..at + reclen];
-                    let len = raw.iter().position(|&c| c == 0).unwrap_or(raw.len());
-                    f(&raw[..len], kind);
-                    at += reclen;
-                }
+        /// Calls `f(name, type)` for every entry, `.` and `..` included.
+        pub fn for_each(
+            &self,
+            buf: &mut Buf,
+            f: &mut dyn FnMut(&[u8], FileType),
+        ) -> io::Result<()> {
+            let mut entries = RawDir::new(&self.0, &mut buf.0);
+            while let Some(entry) = entries.next() {
+                let entry = entry?;
+                f(entry.file_name().to_bytes(), entry.file_type());
             }
+            Ok(())
         }
 
         /// `lstat` of an entry, relative to this directory.
-        fn stat(&self, name: &[u8]) -> Option<libc::stat> {
-            let name = c_name(name).ok()?;
-            // SAFETY: all-zero is a valid `stat`; the kernel fills it.
-            let mut st: libc::stat = unsafe { std::mem::zeroed() };
-            // SAFETY: valid descriptor, NUL-terminated name and writable `st`.
-            let r = retry(|| unsafe {
-                libc::fstatat(
-                    self.0.as_raw_fd(),
-                    name.as_ptr(),
-                    &mut st,
-                    libc::AT_SYMLINK_NOFOLLOW,
-                )
-                .into()
-            });
-            r.ok().map(|_| st)
+        fn stat(&self, name: &[u8]) -> Option<rustix::fs::Stat> {
+            retry(|| rustix::fs::statat(&self.0, name, AtFlags::SYMLINK_NOFOLLOW)).ok()
         }
 
         // The fields are narrower than i64 on 32-bit targets.
@@ -300,12 +236,12 @@ mod sys {
 
         /// Whether an entry is a directory (not a link to one), from `d_type` when the
         /// file system fills it in.
-        pub fn is_dir(&self, name: &[u8], kind: u8) -> bool {
+        pub fn is_dir(&self, name: &[u8], kind: FileType) -> bool {
             match kind {
-                libc::DT_DIR => true,
-                libc::DT_UNKNOWN => self
+                FileType::Directory => true,
+                FileType::Unknown => self
                     .stat(name)
-                    .is_some_and(|st| st.st_mode & libc::S_IFMT == libc::S_IFDIR),
+                    .is_some_and(|st| FileType::from_raw_mode(st.st_mode).is_dir()),
                 _ => false,
             }
         }
@@ -332,8 +268,6 @@ mod sys {
     }
 
     pub struct Dir(PathBuf);
-
-    pub fn move_off_this_cpu<T>(_: &std::thread::JoinHandle<T>) {}
 
     /// `d_type` stand-ins for the fallback.
     const DIR: u8 = 1;
