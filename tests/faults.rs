@@ -226,7 +226,9 @@ fn concurrent_hooks_on_one_plan_run_exactly_one_reviewer() {
             run.stdout
         );
     }
-    assert_eq!(p.reviewer_calls(), 1);
+    // The winner may still be on its way to the reviewer (it checks that the plan
+    // directory is writable first) when the others have answered.
+    assert!(eventually(LIVENESS, || p.reviewer_calls() == 1));
     std::fs::write(p.reviewer_dir().join("release"), "").unwrap();
     let last = finish(children.pop().unwrap());
     assert!(last.reason().contains("plan-review-1.md"));
