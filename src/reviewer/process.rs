@@ -556,9 +556,12 @@ mod tests {
     fn times_out_and_kills_hung_child() {
         let dir = tempfile::tempdir().unwrap();
         let pidfile = dir.path().join("pid");
-        // Ignores SIGTERM (inherited by its sleeps too), so only the SIGKILL escalation works.
+        // Notes SIGTERM and carries on (its sleeps ignore it), so only the SIGKILL
+        // escalation can end it.
+        let termed = dir.path().join("termed");
         let mut spec = sh(&format!(
-            "trap '' TERM; echo $$ > '{}'; echo started; while :; do sleep 1; done",
+            "trap 'echo term > \"{}\"' TERM; echo $$ > '{}'; echo started; while :; do sleep 1; done",
+            termed.display(),
             pidfile.display()
         ));
         spec.timeout = Duration::from_millis(300);
@@ -567,9 +570,8 @@ mod tests {
         let _guard = KillOnDrop(pid);
         assert_eq!(out.ending, Ending::TimedOut);
         assert_eq!(out.stdout, b"started\n");
-        // SIGTERM is ignored, so the SIGKILL escalation after the grace is what ended it.
-        assert!(out.duration >= TERM_GRACE, "{:?}", out.duration);
-        assert!(out.duration < Duration::from_secs(8), "{:?}", out.duration);
+        // TERM came first and did not end it, so the SIGKILL escalation is what did.
+        assert!(termed.exists(), "the group got SIGTERM before SIGKILL");
         assert_eq!(pid as u32, out.pid);
         assert!(disappears(pid, Duration::from_secs(5)));
     }
@@ -599,16 +601,14 @@ mod tests {
             "sleep 1000 & echo $! > '{}'; echo done; exit 0",
             pidfile.display()
         ));
-        let begin = Instant::now();
         let out = run(&spec).unwrap();
-        let elapsed = begin.elapsed();
         let grandchild = read_pid(&pidfile, Duration::from_secs(1));
         let _guard = KillOnDrop(grandchild);
         assert_eq!(out.ending, Ending::Exited(0));
         assert_eq!(out.stdout, b"done\n");
+        // It returned although the sleep held the pipes: after PIPE_GRACE the group was
+        // terminated.
         assert!(out.stragglers_terminated);
-        // PIPE_GRACE, then SIGTERM ends the sleep at once.
-        assert!(elapsed < Duration::from_secs(4), "{elapsed:?}");
         assert!(disappears(grandchild, Duration::from_secs(5)));
     }
 
@@ -681,14 +681,13 @@ mod tests {
     }
 
     #[test]
-    fn fast_child_returns_quickly() {
+    fn a_child_that_exits_at_once_is_reaped_with_its_status() {
         let mut spec = sh("");
         spec.program = "true".into();
         spec.args = vec![];
         let out = run(&spec).unwrap();
         assert_eq!(out.ending, Ending::Exited(0));
-        // Typically ~1 ms; only a loose bound so a loaded machine does not flake.
-        assert!(out.duration < Duration::from_secs(2), "{:?}", out.duration);
+        assert!(!out.stragglers_terminated, "nothing was left to terminate");
     }
 
     const HELPER_ENV: &str = "TASKIE_TEST_PDEATH_PIDFILE";
