@@ -6,7 +6,13 @@
 //!
 //! If this process dies while the reviewer runs (`kill -9` of the hook), the reviewer's whole
 //! process group is killed too: by the parent-death signal for the reviewer itself (Linux) and
-//! by a forked [`Guardian`] for everything in its group (any Unix).
+//! by a forked [`Guardian`] (`guardian.rs`) for everything in its group (any Unix).
+//!
+//! Three helper threads: two read stdout and stderr, one waits for the leader's exit with
+//! `waitid(WNOWAIT)` (rustix), which leaves it unreaped. Decision: not `wait-timeout`,
+//! which reaps the leader when it returns and installs a process-wide SIGCHLD handler;
+//! the unreaped leader keeps its pid, so the pgid the TERM/KILL escalation signals cannot
+//! be reused by an unrelated group before the last signal.
 //!
 //! Unix only; the parent-death signal is Linux only.
 

@@ -7,7 +7,8 @@
 //!   walk per plan) and read with `getdents64` through `rustix::fs::RawDir` (no `fstat`
 //!   per `opendir`); each file is `fstatat`-ed relative to its directory's descriptor;
 //! - with many plans the directories are shared out to a few scoped threads: almost all
-//!   of the time is spent in the kernel, so this divides the wall time by the cores used.
+//!   of the time is spent in the kernel, so this divides the wall time by the cores used;
+//!   the creating thread steps off its CPU so that the helpers start at once.
 //!
 //! Elsewhere it falls back to `std::fs` with the same results.
 
@@ -15,6 +16,7 @@ use std::ffi::OsStr;
 use std::io;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
+use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// Modification time as (seconds, nanoseconds) since the epoch: orders like `SystemTime`.
 pub type Stamp = (i64, i64);
@@ -25,6 +27,8 @@ const PLANS_PER_THREAD: usize = 24;
 const MAX_THREADS: usize = 8;
 /// The scanning threads need little stack: their buffers are on the heap.
 const THREAD_STACK: usize = 256 * 1024;
+/// Plans a thread takes at a time: small enough to share the tail evenly.
+const BATCH: usize = 4;
 
 /// The plan (name, newest stamp) that wins: the newest stamp, ties to the greatest name.
 /// `warn` gets one line per skipped subdirectory with an invalid name, in listing order.
@@ -60,7 +64,9 @@ pub fn newest_plan(
 }
 
 /// The best of `candidates` (its stamp and index), scanned on up to [`MAX_THREADS`]
-/// scoped threads, each taking an equal contiguous share; this thread scans the first.
+/// scoped threads. They take small batches from a shared counter rather than fixed
+/// shares, so a helper that starts late (another process has its CPU) leaves its work
+/// to the others instead of making them wait: never much slower than one thread.
 fn newest_of(root: &sys::Dir, candidates: &[Vec<u8>], buf: sys::Buf) -> Option<(Stamp, usize)> {
     let threads = if candidates.len() < 2 * PLANS_PER_THREAD {
         1
@@ -70,35 +76,24 @@ fn newest_of(root: &sys::Dir, candidates: &[Vec<u8>], buf: sys::Buf) -> Option<(
             .min(candidates.len() / PLANS_PER_THREAD)
             .min(MAX_THREADS)
     };
-    let share = candidates.len().div_ceil(threads).max(1);
+    let next = AtomicUsize::new(0);
+    let next = &next;
     std::thread::scope(|scope| {
-        let mut shares = (0..candidates.len()).step_by(share);
-        let mine = shares
-            .next()
-            .map(|from| from..(from + share).min(candidates.len()));
-        // A helper that cannot be started is no failure: its share is scanned here.
-        let mut here = Vec::new();
-        let helpers: Vec<_> = shares
-            .map(|from| from..(from + share).min(candidates.len()))
-            .filter_map(|range| {
-                let spawned = std::thread::Builder::new()
+        // A helper that cannot be started is simply not there: the others take its share.
+        let helpers: Vec<_> = (1..threads)
+            .filter_map(|_| {
+                std::thread::Builder::new()
                     .stack_size(THREAD_STACK)
-                    .spawn_scoped(scope, {
-                        let range = range.clone();
-                        move || scan(root, candidates, range, sys::Buf::new())
-                    });
-                spawned.map_err(|_| here.push(range)).ok()
+                    .spawn_scoped(scope, move || work(root, candidates, next, sys::Buf::new()))
+                    .ok()
             })
             .collect();
-        let mut buf = buf;
-        let mut best = None;
-        for range in mine.into_iter().chain(here) {
-            let (theirs, back) = scan(root, candidates, range, buf);
-            best = newer(candidates, best, theirs);
-            buf = back;
-        }
+        // Only once helpers exist: this thread leaves their CPU (see `StepAside`).
+        let aside = (!helpers.is_empty()).then(sys::StepAside::new);
+        let mut best = work(root, candidates, next, buf);
+        drop(aside);
         for h in helpers {
-            let (theirs, _) = h.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
+            let theirs = h.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
             best = newer(candidates, best, theirs);
         }
         best
@@ -124,20 +119,26 @@ fn newer(
     }
 }
 
-/// Scans the plans in `range`; the best seen, as (stamp, index), and the buffer back.
-fn scan(
+/// Scans batches of plans until none is left; the best seen, as (stamp, index).
+fn work(
     root: &sys::Dir,
     candidates: &[Vec<u8>],
-    range: std::ops::Range<usize>,
+    next: &AtomicUsize,
     mut buf: sys::Buf,
-) -> (Option<(Stamp, usize)>, sys::Buf) {
+) -> Option<(Stamp, usize)> {
     let mut best = None;
-    for i in range {
-        if let Some(stamp) = newest_file(root, &candidates[i], &mut buf) {
-            best = newer(candidates, best, Some((stamp, i)));
+    loop {
+        let from = next.fetch_add(BATCH, Ordering::Relaxed);
+        if from >= candidates.len() {
+            return best;
+        }
+        let to = (from + BATCH).min(candidates.len());
+        for (i, name) in candidates.iter().enumerate().take(to).skip(from) {
+            if let Some(stamp) = newest_file(root, name, &mut buf) {
+                best = newer(candidates, best, Some((stamp, i)));
+            }
         }
     }
-    (best, buf)
 }
 
 /// The newest stamp of a `*.md` or `state.json` directly in plan directory `name`;
@@ -178,6 +179,37 @@ mod sys {
     }
 
     pub struct Dir(OwnedFd);
+
+    /// Moves the scanning thread off the CPU it runs on, for the length of the scan, and
+    /// back to all its CPUs on drop. A just-started helper thread tends to be queued on
+    /// its creator's CPU and to wait there, idle CPUs or not, until the creator blocks or
+    /// the scheduler rebalances (measured here: a quarter to half of the starts took
+    /// 1.5-2 ms instead of 60 µs), which would serialise the scan. Leaving that CPU to the
+    /// helpers lets them start at once. Best effort: on any failure nothing moves.
+    pub struct StepAside(Option<rustix::thread::CpuSet>);
+
+    impl StepAside {
+        pub fn new() -> StepAside {
+            let Ok(all) = rustix::thread::sched_getaffinity(None) else {
+                return StepAside(None);
+            };
+            let mut others = all;
+            others.unset(rustix::thread::sched_getcpu());
+            let moved =
+                others.count() > 0 && rustix::thread::sched_setaffinity(None, &others).is_ok();
+            StepAside(moved.then_some(all))
+        }
+    }
+
+    impl Drop for StepAside {
+        fn drop(&mut self) {
+            // Restored before anything else runs on this thread: the reviewer, started
+            // later, inherits this thread's CPU set.
+            if let Some(all) = &self.0 {
+                let _ = rustix::thread::sched_setaffinity(None, all);
+            }
+        }
+    }
 
     /// Retries a call interrupted by a signal.
     fn retry<T>(mut f: impl FnMut() -> rustix::io::Result<T>) -> io::Result<T> {
@@ -268,6 +300,15 @@ mod sys {
     }
 
     pub struct Dir(PathBuf);
+
+    /// Nothing to do without the Linux scheduler calls.
+    pub struct StepAside;
+
+    impl StepAside {
+        pub fn new() -> StepAside {
+            StepAside
+        }
+    }
 
     /// `d_type` stand-ins for the fallback.
     const DIR: u8 = 1;
