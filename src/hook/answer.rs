@@ -1,5 +1,6 @@
 //! What the hook prints (SPEC §4): nothing, an allow with a message, or a block.
 
+use crate::model::text::clip;
 use serde::{Serialize, Serializer};
 use std::sync::OnceLock;
 
@@ -9,6 +10,21 @@ pub enum Answer {
     Allow(Option<String>),
     /// The agent continues with `reason` as its instruction.
     Block { reason: String },
+}
+
+/// Claude Code truncates a block reason beyond these (SPEC §8).
+pub const REASON_MAX_CHARS: usize = 2000;
+pub const REASON_MAX_LINES: usize = 20;
+
+/// A reason cut to under the line and character limits, marked with `…` where cut.
+fn fit_reason(text: String) -> String {
+    let lines: Vec<&str> = text.lines().collect();
+    let text = if lines.len() >= REASON_MAX_LINES {
+        lines[..REASON_MAX_LINES - 1].join("\n") + "…"
+    } else {
+        text
+    };
+    clip(&text, REASON_MAX_CHARS - 1)
 }
 
 /// How a block reaches Claude Code (docs/claude-code.md has the evidence).
@@ -78,9 +94,11 @@ impl Answer {
         Answer::Allow(Some(message.into()))
     }
 
+    /// A block whose reason Claude Code shows whole: every block goes through here, so
+    /// none (a long list of structure errors, many findings) is cut off mid-instruction.
     pub fn block(reason: impl Into<String>) -> Answer {
         Answer::Block {
-            reason: reason.into(),
+            reason: fit_reason(reason.into()),
         }
     }
 
@@ -224,6 +242,15 @@ mod tests {
             r#"{"decision":"block","reason":"do it","systemMessage":"update the plugin"}"#
         );
         assert_eq!(Answer::Allow(None).to_stdout_on(c, Some("")), "");
+    }
+
+    #[test]
+    fn every_block_reason_stays_within_what_claude_code_shows() {
+        let long = Answer::block("x".repeat(5000));
+        assert_eq!(long.text().unwrap().chars().count(), REASON_MAX_CHARS - 1);
+        let tall = Answer::block(vec!["line"; 40].join("\n"));
+        assert_eq!(tall.text().unwrap().lines().count(), REASON_MAX_LINES - 1);
+        assert_eq!(Answer::block("short").text(), Some("short"));
     }
 
     #[test]

@@ -154,7 +154,7 @@ pub fn address_review(
         q if q.is_empty() => " ".to_string(),
         q => q,
     };
-    fit_reason(format!(
+    format!(
         "An independent reviewer (a fresh {} session with none of your context) ran {r} #{n} on {what} and wrote {review}. \
          {verdict}{quoted}Now perform /taskie:{post_action}: read {review}, address every finding (fix it, or explain why not), \
          and write what you did to {post}. Do not edit state.json by hand: the hook detects {post_file} by itself. \
@@ -163,15 +163,12 @@ pub fn address_review(
         n = due.iteration,
         post_action = r.post_name(),
         post_file = due.post_file,
-    ))
+    )
 }
 
 /// Findings quoted in a block reason, at most this many, each at most this long.
 const QUOTED_FINDINGS: usize = 3;
 const QUOTED_FINDING_CHARS: usize = 200;
-/// Claude Code truncates a block reason beyond these (SPEC §8).
-pub const REASON_MAX_CHARS: usize = 2000;
-pub const REASON_MAX_LINES: usize = 20;
 
 /// The first findings, one per line, so the agent sees what to fix before it opens the file.
 fn quote_findings(findings: &[String]) -> String {
@@ -192,15 +189,4 @@ fn quote_findings(findings: &[String]) -> String {
         String::new()
     };
     format!(" First findings:{}{tail}\n", shown.concat())
-}
-
-/// A reason cut to what Claude Code shows whole: under the line and character limits.
-pub fn fit_reason(text: String) -> String {
-    let lines: Vec<&str> = text.lines().collect();
-    let text = if lines.len() >= REASON_MAX_LINES {
-        lines[..REASON_MAX_LINES - 1].join("\n")
-    } else {
-        text
-    };
-    clip(&text, REASON_MAX_CHARS - 1)
 }
