@@ -10,6 +10,7 @@ use crate::clock::Utc;
 use crate::model::plan_file::valid_id;
 use crate::store::atomic;
 use crate::store::project::Project;
+use crate::store::snapshot;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeSet;
 use std::path::PathBuf;
@@ -70,18 +71,15 @@ fn file(project: &Project, session: &SessionId) -> PathBuf {
 /// Small files only: a binding is a few dozen bytes.
 const MAX_BINDING_BYTES: u64 = 4096;
 
+/// A binding and when it was last used; `None` for anything that is not one. Read through
+/// the one reader of `.taskie` files (regular files only, never a wait, size-capped); the
+/// `lstat` before it refuses a link and gives the time of use.
 fn read(path: &std::path::Path) -> Option<(Binding, SystemTime)> {
-    use std::io::Read;
     let meta = std::fs::symlink_metadata(path).ok()?;
-    if !meta.is_file() || meta.len() > MAX_BINDING_BYTES {
+    if !meta.is_file() {
         return None;
     }
-    let mut bytes = Vec::new();
-    std::fs::File::open(path)
-        .ok()?
-        .take(MAX_BINDING_BYTES)
-        .read_to_end(&mut bytes)
-        .ok()?;
+    let bytes = snapshot::read_regular(path, MAX_BINDING_BYTES).ok()??;
     let binding: Binding = serde_json::from_slice(&bytes).ok()?;
     valid_id(&binding.plan).then_some((binding, meta.modified().ok()?))
 }
