@@ -3,34 +3,21 @@
 
 use crate::model::spend::Spend;
 use crate::reviewer::process::Outcome;
-use serde::Deserialize;
+use crate::reviewer::result::CliResult;
 
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-struct ResultSpend {
-    total_cost_usd: Option<f64>,
-    usage: Usage,
-    num_turns: Option<u64>,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(default)]
-struct Usage {
-    input_tokens: Option<u64>,
-    output_tokens: Option<u64>,
-}
-
-/// The spend of a claude run: what its result object reports, and the process's wall
-/// time. Output that is not a result object reports nothing.
+/// The spend of a claude run: what its result object reports (read with the one type for
+/// that object, `CliResult`), and the process's wall time. Output that is not a result
+/// object reports only the time.
 pub fn spend(out: Option<&Outcome>) -> Spend {
     let Some(out) = out else {
         return Spend::default();
     };
-    let r: ResultSpend = serde_json::from_slice(&out.stdout).unwrap_or_default();
+    let r = CliResult::parse(&out.stdout).unwrap_or_default();
+    let usage = r.usage.unwrap_or_default();
     Spend {
         cost_usd: r.total_cost_usd.filter(|c| c.is_finite() && *c >= 0.0),
-        input_tokens: r.usage.input_tokens,
-        output_tokens: r.usage.output_tokens,
+        input_tokens: usage.input_tokens,
+        output_tokens: usage.output_tokens,
         num_turns: r.num_turns,
         reviewer_ms: Some(out.duration.as_millis() as u64),
     }

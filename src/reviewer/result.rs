@@ -27,8 +27,6 @@ pub struct CliResult {
     pub usage: Option<Usage>,
     #[serde(default)]
     pub num_turns: Option<u64>,
-    #[serde(default)]
-    pub duration_ms: Option<u64>,
 }
 
 #[derive(Debug, Default, Deserialize)]
