@@ -4,70 +4,17 @@
 //! reviewer, and two sessions in one project. Run as the user the tests run as — root in
 //! CI — with no sandbox variable. docs/claude-code.md records what this proves.
 
+use crate::support::claude_user::{CliResult, cli_env, repo};
 use crate::support::fake_api::{FakeApi, Reply, Request};
+use crate::support::scripted_model::{CONTINUATION_MARKERS, is_reviewer, word_after};
 use crate::support::{Project, Run, claude_cli, due};
-use serde::Deserialize;
 use serde_json::json;
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, Stdio};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
-
-/// What the agent receives when the hook makes it continue, on either channel.
-const CONTINUATION_MARKERS: [&str; 2] = ["Stop hook additional context:", "Stop hook feedback:"];
-
-/// The directory holding the freshly built `taskie` and `taskie-hook`.
-fn bin_dir() -> PathBuf {
-    Path::new(env!("CARGO_BIN_EXE_taskie-hook"))
-        .parent()
-        .unwrap()
-        .to_path_buf()
-}
-
-fn repo() -> &'static Path {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-}
-
-/// The environment every real CLI run gets: the fake API, a throwaway HOME, our binaries
-/// first on PATH, and none of the variables of a Claude Code session the tests may run in.
-fn cli_env(cmd: &mut Command, api: &FakeApi, home: &Path) {
-    let path = format!(
-        "{}:{}",
-        bin_dir().display(),
-        std::env::var("PATH").unwrap_or_default()
-    );
-    cmd.env("HOME", home)
-        .env("PATH", path)
-        .env("ANTHROPIC_BASE_URL", api.base_url())
-        .env("ANTHROPIC_API_KEY", "test-key")
-        .env("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1")
-        .env("TASKIE_REVIEWER", claude_cli::binary())
-        .env("TASKIE_REVIEW_TIMEOUT", "90");
-    for var in [
-        "CLAUDECODE",
-        "CLAUDE_CODE_SESSION_ID",
-        "CLAUDE_CODE_ENTRYPOINT",
-        "CLAUDE_PROJECT_DIR",
-        "CLAUDE_CODE_MAX_RETRIES",
-        "TASKIE_HOOK_SKIP",
-        "TASKIE_PLAN",
-        "TASKIE_BLOCK_STYLE",
-        "IS_SANDBOX",
-        "ANTHROPIC_AUTH_TOKEN",
-    ] {
-        cmd.env_remove(var);
-    }
-}
-
-/// The fields of the CLI's result object these tests read.
-#[derive(Debug, Deserialize)]
-struct CliResult {
-    subtype: String,
-    is_error: bool,
-    session_id: String,
-}
 
 /// Runs `claude -p <prompt>` with the plugin in `project`, bounded in time.
 fn agent_turn(project: &Path, home: &Path, api: &FakeApi, prompt: &str) -> CliResult {
@@ -80,7 +27,7 @@ fn agent_turn(project: &Path, home: &Path, api: &FakeApi, prompt: &str) -> CliRe
         .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    cli_env(&mut cmd, api, home);
+    cli_env(&mut cmd, &api.base_url(), home);
     let mut child = cmd.spawn().expect("start claude");
     let deadline = Instant::now() + Duration::from_secs(180);
     while child.try_wait().unwrap().is_none() {
@@ -113,7 +60,7 @@ fn agent_turn(project: &Path, home: &Path, api: &FakeApi, prompt: &str) -> CliRe
 /// One stop of `taskie-hook`, as Claude Code would run it, with the real CLI as reviewer.
 fn hook_stop(p: &Project, api: &FakeApi, home: &Path) -> Run {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_taskie-hook"));
-    cli_env(&mut cmd, api, home);
+    cli_env(&mut cmd, &api.base_url(), home);
     let mut child = cmd
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -130,23 +77,12 @@ fn hook_stop(p: &Project, api: &FakeApi, home: &Path) -> Run {
     Run::from(child.wait_with_output().unwrap())
 }
 
-/// The text after `marker` up to the next whitespace, e.g. a file name in a prompt.
-fn word_after<'a>(text: &'a str, marker: &str) -> Option<&'a str> {
-    let rest = &text[text.find(marker)? + marker.len()..];
-    rest.split_whitespace().next()
-}
-
 /// The instruction the hook gave the agent, if the last user turn carries one.
 fn continuation(r: &Request) -> Option<String> {
     let last = r.last_user_text();
     CONTINUATION_MARKERS
         .iter()
         .find_map(|m| last.find(m).map(|at| last[at + m.len()..].to_string()))
-}
-
-/// A reviewer session: the CLI turns `--json-schema` into a `StructuredOutput` tool.
-fn is_reviewer(r: &Request) -> bool {
-    r.has_tool("StructuredOutput")
 }
 
 /// A reviewer that answers at once with `verdict`, writing no file itself.

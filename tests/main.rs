@@ -10,6 +10,7 @@ mod cli;
 mod cli_mark;
 mod cli_routing;
 mod e2e_claude;
+mod e2e_plan;
 mod faults;
 mod hook;
 mod loop_safety;

@@ -59,6 +59,8 @@ pub enum Block {
         text: String,
     },
     ToolUse {
+        #[serde(default)]
+        id: String,
         name: String,
         input: Value,
     },
@@ -89,7 +91,7 @@ pub struct ToolResult {
 }
 
 impl Content {
-    fn blocks(&self) -> &[Block] {
+    pub fn blocks(&self) -> &[Block] {
         match self {
             Content::Text(_) => &[],
             Content::Blocks(b) => b,

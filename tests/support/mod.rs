@@ -3,11 +3,13 @@
 #![allow(dead_code)]
 
 pub mod claude_cli;
+pub mod claude_user;
 pub mod fake_api;
 pub mod fake_gemini;
 pub mod fake_openai;
 pub mod http;
 pub mod processes;
+pub mod scripted_model;
 pub mod vendors;
 
 use assert_cmd::Command;
