@@ -26,9 +26,8 @@ const FAREWELL: &str = "add-a-farewell";
 /// The review whose reviewer is held at the API while the CLI is killed.
 const INTERRUPTED: &str = "task-2-code-review-2.md";
 
-/// What the scripted reviewer says about each review file.
+/// What the scripted reviewer says about each review file of the whole story.
 fn verdicts() -> Vec<(String, &'static str)> {
-    let g = |f: &str| format!(".taskie/plans/{GREETING}/{f}");
     let f = |f: &str| format!(".taskie/plans/{FAREWELL}/{f}");
     vec![
         (g("plan-review-1.md"), "FAIL"),
@@ -124,7 +123,9 @@ struct Story {
 }
 
 impl Story {
-    fn new() -> Story {
+    /// A git project, the plugin installed, the fake API with the scripted agent and a
+    /// reviewer giving `verdicts`; the first review of `hold` (a review file) is held.
+    fn new(verdicts: &[(String, &'static str)], hold: String) -> Story {
         let project = tempfile::tempdir().unwrap();
         let root = project.path();
         std::fs::write(root.join("README.md"), "# Greeter\n\nSays hello.\n").unwrap();
@@ -137,12 +138,11 @@ impl Story {
         ] {
             git(root, args);
         }
-        let verdicts = verdicts();
         let verdicts: Vec<(&str, &'static str)> =
             verdicts.iter().map(|(f, v)| (f.as_str(), *v)).collect();
         let reviewer = Arc::new(Reviewer::new(&verdicts));
         let agent = Arc::new(Agent::new());
-        let hold = Arc::new(Hold::new(format!(".taskie/plans/{GREETING}/{INTERRUPTED}")));
+        let hold = Arc::new(Hold::new(hold));
         let (a, r, h) = (agent.clone(), reviewer.clone(), hold.clone());
         let api = FakeApi::start(move |req| {
             if is_reviewer(req) {
@@ -342,7 +342,7 @@ fn commands(did: &[Entry]) -> Vec<String> {
 
 #[test]
 fn one_plan_goes_from_new_plan_to_complete_through_new_sessions_a_second_plan_and_a_killed_cli() {
-    let story = Story::new();
+    let story = Story::new(&verdicts(), g(INTERRUPTED));
     let s = &story;
 
     // 1. The plan, and its review cycle: FAIL, PASS, PASS, in the turn that wrote it.
@@ -585,6 +585,63 @@ fn one_plan_goes_from_new_plan_to_complete_through_new_sessions_a_second_plan_an
     assert!(
         snapshot(&s.plan_dir(FAREWELL)) == farewell,
         "the first plan's sessions changed the second"
+    );
+    s.expect_no_process_left();
+}
+
+#[test]
+fn a_cli_killed_outright_leaves_its_review_to_finish_and_a_new_session_takes_up_the_post_review() {
+    let verdicts = [
+        (g("plan-review-1.md"), "FAIL"),
+        (g("plan-review-2.md"), "PASS"),
+        (g("plan-review-3.md"), "PASS"),
+    ];
+    let s = Story::new(&verdicts, g("plan-review-1.md"));
+    let mut killed = s.start("/taskie:new-plan Add a greeting command", None);
+    assert!(
+        s.hold.wait_held(TURN),
+        "plan-review-1 never started\n{}",
+        s.transcript()
+    );
+    // SIGKILL gives Claude Code no chance to end its hook: the review goes on without it.
+    killed.signal(libc::SIGKILL);
+    assert!(killed.wait_exit(GONE).is_some(), "claude survived SIGKILL");
+    assert!(
+        claude_user::processes_in(s.root())
+            .into_iter()
+            .any(|pid| claude_user::program(pid).ends_with("/taskie-hook")),
+        "the hook runs on after its CLI was killed"
+    );
+    s.hold.release();
+    drop(killed);
+    s.expect_no_process_left();
+    // Its outcome was saved, although nobody read its answer.
+    s.expect_state(
+        GREETING,
+        "plan-review",
+        Some("post-plan-review"),
+        1,
+        0,
+        None,
+    );
+    s.expect_files(GREETING, &["plan.md", "plan-review-1.md"]);
+
+    // A new session learns from continue-plan what the lost block said, and goes on.
+    let reviews = s.reviewer.started().len();
+    let (_, did) = s.turn("/taskie:continue-plan", None);
+    assert_eq!(commands(&did)[..1], ["taskie continue-plan"]);
+    s.expect_reviews(reviews, &[g("plan-review-2.md"), g("plan-review-3.md")]);
+    s.expect_state(GREETING, "plan-review", Some("create-tasks"), 3, 2, None);
+    s.expect_files(
+        GREETING,
+        &[
+            "plan.md",
+            "plan-review-1.md",
+            "plan-post-review-1.md",
+            "plan-review-2.md",
+            "plan-post-review-2.md",
+            "plan-review-3.md",
+        ],
     );
     s.expect_no_process_left();
 }
