@@ -869,3 +869,46 @@ impl Reviewer {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn continue_plans_answer_is_read_across_wrapped_lines_and_unknown_lines() {
+        let out = "plan  add-search\nnote  plan add-search was used by session 1234 five minutes\n      ago\n\
+                   next  /taskie:post-plan-review\nwhy   plan-review #1 asked for changes: read\n      \
+                   .taskie/plans/add-search/plan-review-1.md, address every finding, write\n      \
+                   .taskie/plans/add-search/plan-post-review-1.md, then stop\n";
+        let a = Answer::parse(out);
+        assert_eq!(a.plan.as_deref(), Some("add-search"));
+        assert_eq!(a.action(), Some("post-plan-review"));
+        assert_eq!(
+            word_after(&a.why, ", write "),
+            Some(".taskie/plans/add-search/plan-post-review-1.md,")
+        );
+        let task = Answer::parse("next  /taskie:complete-task (task 2)\n");
+        assert_eq!(
+            (task.action(), task.task().as_deref()),
+            (Some("complete-task"), Some("2"))
+        );
+    }
+
+    #[test]
+    fn code_spans_are_inline_spans_and_fenced_lines() {
+        let text =
+            "Run `taskie validate --plan <plan-id>` now.\n\n```bash\ntaskie init <plan-id>\n```\n";
+        assert_eq!(
+            code_spans(text),
+            ["taskie validate --plan <plan-id>", "taskie init <plan-id>"]
+        );
+    }
+
+    #[test]
+    fn the_read_tools_line_numbers_are_stripped_from_either_separator() {
+        assert_eq!(
+            strip_line_numbers("     1\t# Title\n     2→| 1 | done |\n"),
+            "# Title\n| 1 | done |\n"
+        );
+    }
+}
