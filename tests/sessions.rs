@@ -181,3 +181,55 @@ fn a_taskie_command_run_by_a_reviewer_binds_no_session() {
         .success();
     assert!(!p.root().join(".taskie/sessions").exists());
 }
+
+#[test]
+fn commands_never_hide_a_plan_bound_to_another_session() {
+    let p = two_plans();
+    bind(&p, "s-old", "a");
+    // A new session (after /clear or a restart) and the user's terminal both find plan a.
+    let out = p
+        .taskie(&["continue-plan"])
+        .env("CLAUDE_CODE_SESSION_ID", "s-new")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    assert!(
+        String::from_utf8_lossy(&out.stdout).contains("plan-review"),
+        "{}",
+        String::from_utf8_lossy(&out.stdout)
+    );
+    assert!(
+        stderr.contains("plan a is also bound to session s-old"),
+        "{stderr}"
+    );
+    assert!(
+        p.root().join(".taskie/sessions/s-new.json").is_file(),
+        "continue-plan binds the new session"
+    );
+    for args in [&["status"][..], &["validate"], &["state", "get", "phase"]] {
+        let out = p
+            .taskie(args)
+            .env_remove("CLAUDE_CODE_SESSION_ID")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+}
+
+#[test]
+fn the_hook_without_a_session_id_skips_no_plan() {
+    let p = two_plans();
+    bind(&p, "s-other", "a");
+    let run = p.run_hook(json!({"hook_event_name": "Stop", "stop_hook_active": false}));
+    assert!(run.is_block(), "{}", run.stdout);
+    assert_eq!(
+        reviewed_plan(&p),
+        "a",
+        "no session id: the newest plan, skipping nothing"
+    );
+}

@@ -291,6 +291,11 @@ fn review_due(f: &Facts, s: &State, r: Review) -> Route {
     if s.last() == Some(r.post_phase()) {
         return next_review(f, s, r, k, format!("post-review #{k} of {r} is recorded"));
     }
+    // The last phase is a review whose cycle passed and advanced to R (code-review of the
+    // last task → all-code-review): that step's work is done, so stopping runs R.
+    if let Some(passed) = s.last().and_then(Phase::review).filter(|&p| p != r) {
+        return next_review(f, s, r, k, format!("the {passed} cycle passed"));
+    }
     if let Some(stop) = hard_stop(f, s, r) {
         return answer(Next::AskHuman, task.map(|t| t.to_string()), stop);
     }
@@ -576,6 +581,19 @@ mod tests {
     }
 
     const BASE: &[&str] = &["plan.md", "tasks.md", "task-1.md", "task-2.md"];
+
+    #[test]
+    fn a_passed_code_review_cycle_on_the_last_task_routes_to_stop_for_the_all_code_review() {
+        let r = Plan::new(BASE)
+            .tasks(&[("1", "done"), ("2", "done")])
+            .state(
+                r#"{"phase":"code-review","next_phase":"all-code-review","phase_iteration":0,"current_task":2}"#,
+            )
+            .ok();
+        assert_eq!(r.next, Next::Stop);
+        assert!(r.reason.contains("all-code-review #1"), "{}", r.reason);
+        assert!(!r.reason.contains("unfinished"), "{}", r.reason);
+    }
 
     #[test]
     fn a_missing_plan_md_routes_to_new_plan_before_anything_else() {

@@ -74,7 +74,13 @@ impl Invocation {
             };
         }
         let mut warn = |w: String| eprintln!("taskie: {w}");
-        match select::select(&project, explicit, self.session.as_ref(), &mut warn) {
+        match select::select(
+            &project,
+            explicit,
+            self.session.as_ref(),
+            select::Selector::Command,
+            &mut warn,
+        ) {
             Ok(Some(selected)) => Ok(Target {
                 project,
                 plan: selected.id,

@@ -164,9 +164,13 @@ pub fn locate(opts: &Options, input: &[u8]) -> Result<Located, (Answer, &'static
         .plan
         .clone()
         .or_else(|| std::env::var("TASKIE_PLAN").ok().filter(|p| !p.is_empty()));
-    let selected = match select::select(&project, explicit.as_deref(), session.as_ref(), &mut |w| {
-        eprintln!("taskie-hook: {w}")
-    }) {
+    let selected = match select::select(
+        &project,
+        explicit.as_deref(),
+        session.as_ref(),
+        select::Selector::Hook,
+        &mut |w| eprintln!("taskie-hook: {w}"),
+    ) {
         Ok(Some(s)) => s,
         Ok(None) => return Err((Answer::Allow(None), "no-plan")),
         Err(e @ SelectError::Explicit(_)) => {

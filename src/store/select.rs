@@ -30,13 +30,24 @@ impl std::fmt::Display for SelectError {
     }
 }
 
+/// Who selects: the hook of a session skips plans other sessions work on (two live
+/// sessions stay on their own plans); a command never hides a plan (SPEC §17), because
+/// a session id changes under the user with `/clear`, a crash or a restart.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Selector {
+    Hook,
+    Command,
+}
+
 /// Selects the plan (SPEC §5 step 6, §17): the one named explicitly, else the one bound
-/// to `session`, else the most recently modified plan not held by another session.
-/// `warn` receives one line per skipped directory.
+/// to `session`, else the most recently modified plan — for the hook of a session with an
+/// id, not one held by another session. `warn` receives one line per skipped directory,
+/// and for a command one line when the plan it chose is bound to another session.
 pub fn select(
     project: &Project,
     explicit: Option<&str>,
     session: Option<&SessionId>,
+    selector: Selector,
     warn: &mut dyn FnMut(String),
 ) -> Result<Option<Selected>, SelectError> {
     let plans = &project.plans();
@@ -68,14 +79,38 @@ pub fn select(
         }));
     }
     let held = sessions::held_by_others(project, session);
-    let best = scan::newest_plan(plans, &|id| held.contains(id), warn).map_err(SelectError::Io)?;
-    let why = if held.is_empty() {
+    // Without a session id nothing is skipped: the user's terminal sees every plan.
+    let skip = selector == Selector::Hook && session.is_some();
+    let best = scan::newest_plan(plans, &|id| skip && held.contains_key(id), warn)
+        .map_err(SelectError::Io)?;
+    if !skip && let Some(h) = best.as_ref().and_then(|id| held.get(id).map(|h| (id, h))) {
+        warn(format!(
+            "plan {} is also bound to session {} (used {} ago)",
+            h.0,
+            h.1.session,
+            ago(h.1.ago)
+        ));
+        let why = "its *.md or state.json was modified most recently".to_string();
+        return Ok(best.map(|id| Selected { id, why }));
+    }
+    let why = if held.is_empty() || !skip {
         "its *.md or state.json was modified most recently".into()
     } else {
         format!(
             "its *.md or state.json was modified most recently, skipping plans other sessions work on ({})",
-            held.into_iter().collect::<Vec<_>>().join(", ")
+            held.into_keys().collect::<Vec<_>>().join(", ")
         )
     };
     Ok(best.map(|id| Selected { id, why }))
+}
+
+/// A short human duration: "12 minutes", "3 hours".
+fn ago(d: std::time::Duration) -> String {
+    let m = d.as_secs() / 60;
+    match m {
+        0 => "less than a minute".into(),
+        1 => "1 minute".into(),
+        2..=119 => format!("{m} minutes"),
+        _ => format!("{} hours", m / 60),
+    }
 }

@@ -12,7 +12,7 @@ use crate::store::atomic;
 use crate::store::project::Project;
 use crate::store::snapshot;
 use serde::{Deserialize, Serialize};
-use std::collections::BTreeSet;
+use std::collections::BTreeMap;
 use std::path::PathBuf;
 use std::time::{Duration, SystemTime};
 
@@ -102,9 +102,17 @@ pub fn bound_plan(project: &Project, session: &SessionId) -> Option<String> {
     Some(binding.plan)
 }
 
-/// Plans bound to sessions other than `me` and used within [`HELD_FOR`].
-pub fn held_by_others(project: &Project, me: Option<&SessionId>) -> BTreeSet<String> {
-    let mut held = BTreeSet::new();
+/// Another session's use of a plan: which session, and how long ago.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Holder {
+    pub session: String,
+    pub ago: Duration,
+}
+
+/// Plans bound to sessions other than `me` and used within [`HELD_FOR`], with the
+/// session that used each most recently.
+pub fn held_by_others(project: &Project, me: Option<&SessionId>) -> BTreeMap<String, Holder> {
+    let mut held: BTreeMap<String, Holder> = BTreeMap::new();
     let Ok(entries) = std::fs::read_dir(project.sessions()) else {
         return held;
     };
@@ -117,10 +125,13 @@ pub fn held_by_others(project: &Project, me: Option<&SessionId>) -> BTreeSet<Str
         if me.is_some_and(|m| m.as_str() == id) {
             continue;
         }
-        if let Some((binding, used)) = read(&entry.path())
-            && now.duration_since(used).unwrap_or_default() <= HELD_FOR
-        {
-            held.insert(binding.plan);
+        if let Some((binding, used)) = read(&entry.path()) {
+            let ago = now.duration_since(used).unwrap_or_default();
+            let newer = held.get(&binding.plan).is_none_or(|h| ago < h.ago);
+            if ago <= HELD_FOR && newer {
+                let session = id.to_owned();
+                held.insert(binding.plan, Holder { session, ago });
+            }
         }
     }
     held
@@ -216,7 +227,9 @@ mod tests {
         );
         bind(&p, &s1, "a").unwrap();
         bind(&p, &s2, "b").unwrap();
-        assert_eq!(held_by_others(&p, Some(&s1)), BTreeSet::from(["b".into()]));
+        let held = held_by_others(&p, Some(&s1));
+        assert_eq!(held.keys().collect::<Vec<_>>(), ["b"]);
+        assert_eq!(held["b"].session, "s2");
         assert_eq!(held_by_others(&p, None).len(), 2);
         age(&p, &s2, HELD_FOR + Duration::from_secs(60));
         assert!(held_by_others(&p, Some(&s1)).is_empty());
