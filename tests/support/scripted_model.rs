@@ -537,7 +537,7 @@ fn new_plan(run: &mut Run, text: &str, args: &str) -> Act<Reply> {
              ## Testing\n\n`sh test.sh`\n"
         ),
     )?;
-    let validate = run.told(text, "taskie validate --plan <plan-id>", "new-plan")?;
+    let validate = run.told(text, "taskie validate", "new-plan")?;
     run.bash(&fill(&validate, &values))?;
     let add = run.told(text, "git add ", "new-plan")?;
     let commit = run.told(text, "git commit ", "new-plan")?;
@@ -546,7 +546,7 @@ fn new_plan(run: &mut Run, text: &str, args: &str) -> Act<Reply> {
         fill(&add, &values),
         fill(&commit, &values)
     ))?;
-    let init = run.told(text, "taskie init <plan-id>", "new-plan")?;
+    let init = run.told(text, "taskie init", "new-plan")?;
     run.bash(&fill(&init, &values))?;
     Ok(Reply::text(format!(
         "Plan {id} is written to {}; the automated plan review starts when I stop.",
@@ -640,12 +640,12 @@ fn create_tasks(run: &mut Run, text: &str, mut known: Known) -> Act<Reply> {
             ),
         )?;
     }
-    let validate = run.told(text, "taskie validate --plan <plan-id>", "create-tasks")?;
+    let validate = run.told(text, "taskie validate", "create-tasks")?;
     run.bash(&fill(&validate, &values))?;
     run.bash(&format!(
         "git add {dir} && git commit -q -m \"{id}: tasks\""
     ))?;
-    let mark = run.told(text, "taskie mark create-tasks", "create-tasks")?;
+    let mark = run.told(text, "taskie mark ", "create-tasks")?;
     run.bash(&fill(&mark, &values))?;
     Ok(Reply::text(format!(
         "Tasks written to {tasks_md}; the tasks review runs when I stop."
@@ -698,11 +698,7 @@ fn complete_task(run: &mut Run, text: &str, args: &str, mut known: Known) -> Act
     run.bash(&format!(
         "git add -A && git commit -q -m \"{id}: implement task {n}\""
     ))?;
-    let mark = run.told(
-        text,
-        "taskie mark complete-task --task <N>",
-        "complete-task",
-    )?;
+    let mark = run.told(text, "taskie mark ", "complete-task")?;
     run.bash(&fill(&mark, &values))?;
     Ok(Reply::text(format!(
         "Task {n} is implemented; its code review runs when I stop."
@@ -714,11 +710,11 @@ fn continue_task(run: &mut Run, text: &str, known: Known) -> Act<Reply> {
         return Err(run.trouble("continue-task: no plan id".into()));
     };
     let values = [("<plan-id>", id.as_str())];
-    let status = run.told(text, "taskie status --plan <plan-id>", "continue-task")?;
+    let status = run.told(text, "taskie status", "continue-task")?;
     run.bash(&fill(&status, &values))?;
     // The work on disk is complete (this agent never leaves work half done), so there
     // is nothing to redo: record the step and stop.
-    let mark = run.told(text, "taskie mark continue-task", "continue-task")?;
+    let mark = run.told(text, "taskie mark ", "continue-task")?;
     run.bash(&fill(&mark, &values))?;
     Ok(Reply::text(
         "The work was already finished; the review runs when I stop.",
