@@ -18,11 +18,12 @@ use std::time::{Duration, SystemTime};
 
 /// Bindings unused for longer are deleted when a binding is written.
 pub const PRUNE_AFTER: Duration = Duration::from_secs(7 * 24 * 3600);
-/// A plan another session used within this long is not taken by the fallback selection.
-pub const HELD_FOR: Duration = Duration::from_secs(24 * 3600);
+/// A plan another session used within this long is left alone by an unbound session's
+/// stop (SPEC §17: "active in the last 30 minutes").
+pub const HELD_FOR: Duration = Duration::from_secs(30 * 60);
 /// A bound stop refreshes the binding's time at most this often: the refresh is a write
-/// on the every-stop path, and the 24-hour rule needs no finer clock.
-const REFRESH_EVERY: Duration = Duration::from_secs(3600);
+/// on the every-stop path, and five minutes is fine enough for the 30-minute window.
+const REFRESH_EVERY: Duration = Duration::from_secs(5 * 60);
 /// Session ids are used in file names; Claude Code's are UUIDs.
 const MAX_ID_LEN: usize = 128;
 
@@ -219,7 +220,7 @@ mod tests {
     }
 
     #[test]
-    fn plans_used_by_other_sessions_within_a_day_are_held() {
+    fn plans_used_by_other_sessions_within_half_an_hour_are_held() {
         let (_t, p) = project();
         let (s1, s2) = (
             SessionId::parse("s1").unwrap(),
