@@ -7,7 +7,7 @@
 //! two sessions in one project never run, block or remind about each other's plan.
 
 use crate::clock::Utc;
-use crate::model::plan_file::valid_id;
+use crate::model::plan_file::{safe_name, valid_id};
 use crate::store::atomic;
 use crate::store::project::Project;
 use crate::store::snapshot;
@@ -35,7 +35,7 @@ impl SessionId {
     /// `None` for an empty or unsafe id: such a session is treated as having no id,
     /// which is the behaviour of clients that send none.
     pub fn parse(id: &str) -> Option<SessionId> {
-        (id.len() <= MAX_ID_LEN && valid_id(id)).then(|| SessionId(id.to_owned()))
+        (id.len() <= MAX_ID_LEN && safe_name(id)).then(|| SessionId(id.to_owned()))
     }
 
     /// The id of the session the agent's commands run in (`CLAUDE_CODE_SESSION_ID`).
@@ -203,6 +203,8 @@ mod tests {
     #[test]
     fn session_ids_that_are_not_safe_file_names_count_as_none() {
         assert!(SessionId::parse("0b6c4e2a-9f1e-4c1b-8a7d-2f0e6d1c3b5a").is_some());
+        // One limit, 128 characters, as docs/design.md says (it used to be the plan ids' 100).
+        assert!(SessionId::parse(&"x".repeat(128)).is_some());
         for bad in ["", "../x", "a/b", "a.b", &"x".repeat(129)] {
             assert!(SessionId::parse(bad).is_none(), "{bad:?}");
         }
