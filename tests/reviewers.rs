@@ -295,6 +295,11 @@ fn a_panel_with_one_fail_fails_and_blocks_with_the_merged_review() {
     .codex(&Vendor::fail());
     let reason = p.stop().reason();
     assert!(reason.contains("plan-post-review-1.md"), "{reason}");
+    assert!(
+        reason.starts_with("A panel of independent reviewers (claude:opus and codex:gpt-5-codex,"),
+        "each member named, not one \"claude:opus,codex:…\" session: {reason}"
+    );
+    assert!(!reason.contains("claude:opus,codex"), "{reason}");
     assert_eq!(p.state_json()["consecutive_clean"], 0);
     let review = p.read("plan-review-1.md");
     assert!(

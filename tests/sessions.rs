@@ -80,15 +80,56 @@ fn two_sessions_in_one_project_never_review_each_others_plan() {
 }
 
 #[test]
-fn an_unbound_session_skips_plans_another_session_works_on() {
+fn an_unbound_session_leaves_the_newest_plan_alone_while_another_session_is_active_on_it() {
     let p = two_plans();
     bind(&p, "s-a", "a");
     let run = stop_as(&p, "s-new");
-    assert!(run.is_block());
-    assert_eq!(reviewed_plan(&p), "b", "a is newer but held by s-a");
-    // The new session is now bound to b: the hook binds the plan it reviews.
+    assert!(!run.is_block(), "{}", run.stdout);
+    let m = run.message();
+    assert!(
+        m.contains("plan a is being worked on by session s-a"),
+        "{m}"
+    );
+    assert!(m.contains("/taskie:continue-plan"), "{m}");
+    for plan in ["a", "b"] {
+        let review = p
+            .root()
+            .join(format!(".taskie/plans/{plan}/plan-review-1.md"));
+        assert!(!review.exists(), "an older plan is never reviewed instead");
+    }
+    assert!(!p.root().join(".taskie/sessions/s-new.json").exists());
+}
+
+#[test]
+fn an_unbound_session_takes_the_newest_plan_over_from_a_session_idle_for_half_an_hour() {
+    let p = two_plans();
+    bind(&p, "s-a", "a");
+    let f = std::fs::File::options()
+        .append(true)
+        .open(p.root().join(".taskie/sessions/s-a.json"))
+        .unwrap();
+    f.set_modified(SystemTime::now() - Duration::from_secs(31 * 60))
+        .unwrap();
+    let run = stop_as(&p, "s-new");
+    assert!(run.is_block(), "{}", run.stdout);
+    assert_eq!(
+        reviewed_plan(&p),
+        "a",
+        "the newest plan, never an older one"
+    );
     let binding = std::fs::read_to_string(p.root().join(".taskie/sessions/s-new.json")).unwrap();
-    assert!(binding.contains("\"plan\": \"b\""), "{binding}");
+    assert!(binding.contains("\"plan\": \"a\""), "{binding}");
+}
+
+#[test]
+fn an_unbound_session_binds_on_its_first_stop_so_its_next_stop_needs_no_scan() {
+    let p = Project::new()
+        .plan("a")
+        .state(json!({"phase": "new-plan", "next_phase": null}));
+    let run = stop_as(&p, "s-1");
+    assert!(!run.is_block(), "{}", run.stdout);
+    let binding = std::fs::read_to_string(p.root().join(".taskie/sessions/s-1.json")).unwrap();
+    assert!(binding.contains("\"plan\": \"a\""), "{binding}");
 }
 
 #[test]

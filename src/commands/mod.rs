@@ -87,6 +87,8 @@ impl Invocation {
             }),
             Ok(None) => Err(no_plan(&project)),
             Err(SelectError::Explicit(m)) => Err(Error::UnknownPlan(m)),
+            // Commands never hide a plan (Selector::Command): only the hook leaves one alone.
+            Err(e @ SelectError::Held { .. }) => Err(Error::UnknownPlan(e.to_string())),
             Err(SelectError::Io(e)) => Err(Error::Io(e)),
         }
     }

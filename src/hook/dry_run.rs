@@ -143,7 +143,7 @@ pub fn report(opts: &Options, cwd: Option<PathBuf>) -> Report {
         event,
         project,
         selected,
-    } = match hook::locate(opts, &input) {
+    } = match hook::locate(opts, &input, crate::store::select::Selector::HookDryRun) {
         Ok(l) => l,
         Err((a, branch)) => return r.ended(branch, a),
     };

@@ -154,12 +154,25 @@ pub fn address_review(
         q if q.is_empty() => " ".to_string(),
         q => q,
     };
+    // A panel is named member by member, never as one "claude:opus,codex:…" session.
+    let who = if due.panel && due.reviewers.len() > 1 {
+        let names: Vec<String> = due.reviewers.iter().map(ToString::to_string).collect();
+        let (last, rest) = names.split_last().expect("a panel has members");
+        format!(
+            "A panel of independent reviewers ({} and {last}, each a fresh session with none of your context)",
+            rest.join(", ")
+        )
+    } else {
+        format!(
+            "An independent reviewer (a fresh {} session with none of your context)",
+            due.model
+        )
+    };
     format!(
-        "An independent reviewer (a fresh {} session with none of your context) ran {r} #{n} on {what} and wrote {review}. \
+        "{who} ran {r} #{n} on {what} and wrote {review}. \
          {verdict}{quoted}Now perform /taskie:{post_action}: read {review}, address every finding (fix it, or explain why not), \
          and write what you did to {post}. Do not edit state.json by hand: the hook detects {post_file} by itself. \
          When that file is written and committed, {then}.",
-        due.model,
         n = due.iteration,
         post_action = r.post_name(),
         post_file = due.post_file,

@@ -132,7 +132,11 @@ pub struct Located {
 }
 
 /// Steps 2–6. `Err` carries the answer for the early exit and the branch name.
-pub fn locate(opts: &Options, input: &[u8]) -> Result<Located, (Answer, &'static str)> {
+pub fn locate(
+    opts: &Options,
+    input: &[u8],
+    selector: select::Selector,
+) -> Result<Located, (Answer, &'static str)> {
     let event = Event::parse(input).map_err(|m| (Answer::allow(m), "bad-input"))?;
     if event.is_subagent_stop() {
         return Err((Answer::Allow(None), "subagent-stop"));
@@ -168,12 +172,12 @@ pub fn locate(opts: &Options, input: &[u8]) -> Result<Located, (Answer, &'static
         &project,
         explicit.as_deref(),
         session.as_ref(),
-        select::Selector::Hook,
+        selector,
         &mut |w| eprintln!("taskie-hook: {w}"),
     ) {
         Ok(Some(s)) => s,
         Ok(None) => return Err((Answer::Allow(None), "no-plan")),
-        Err(e @ SelectError::Explicit(_)) => {
+        Err(e @ (SelectError::Explicit(_) | SelectError::Held { .. })) => {
             return Err((Answer::allow(format!("Taskie: {e}.")), "no-plan"));
         }
         Err(e) => {
@@ -195,7 +199,7 @@ fn run(opts: &Options, input: &[u8]) -> Finished {
         event,
         project,
         selected,
-    } = match locate(opts, input) {
+    } = match locate(opts, input, select::Selector::Hook) {
         Ok(l) => l,
         Err((answer, _)) => return Finished::answer(answer),
     };

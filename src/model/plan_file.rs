@@ -108,8 +108,13 @@ pub const MAX_ID_LEN: usize = 100;
 pub const ID_RULE: &str = "a plan id is 1 to 100 characters: letters, digits, '_' and '-'";
 
 pub fn valid_id(id: &str) -> bool {
+    id.len() <= MAX_ID_LEN && safe_name(id)
+}
+
+/// Letters, digits, `_` and `-`, not empty: safe as a file name. Plan ids add a length
+/// limit ([`MAX_ID_LEN`]); session ids have their own.
+pub fn safe_name(id: &str) -> bool {
     !id.is_empty()
-        && id.len() <= MAX_ID_LEN
         && id
             .bytes()
             .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')

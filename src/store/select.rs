@@ -19,6 +19,12 @@ pub enum SelectError {
     /// `--plan` / `TASKIE_PLAN` is not a valid id or names no plan directory.
     Explicit(String),
     Io(io::Error),
+    /// The newest plan is bound to another session active within [`sessions::HELD_FOR`]:
+    /// an unbound session's stop leaves it alone (SPEC §17).
+    Held {
+        plan: String,
+        holder: sessions::Holder,
+    },
 }
 
 impl std::fmt::Display for SelectError {
@@ -26,6 +32,13 @@ impl std::fmt::Display for SelectError {
         match self {
             SelectError::Explicit(m) => f.write_str(m),
             SelectError::Io(e) => write!(f, "cannot read the plans directory: {e}"),
+            SelectError::Held { plan, holder } => write!(
+                f,
+                "plan {plan} is being worked on by session {} (active {} ago), so this stop \
+                 did nothing for it; run /taskie:continue-plan to take it over",
+                holder.session,
+                ago(holder.ago)
+            ),
         }
     }
 }
@@ -36,6 +49,8 @@ impl std::fmt::Display for SelectError {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Selector {
     Hook,
+    /// The hook's rule without its one write (the binding): `--dry-run` writes nothing.
+    HookDryRun,
     Command,
 }
 
@@ -79,11 +94,33 @@ pub fn select(
         }));
     }
     let held = sessions::held_by_others(project, session);
-    // Without a session id nothing is skipped: the user's terminal sees every plan.
-    let skip = selector == Selector::Hook && session.is_some();
-    let best = scan::newest_plan(plans, &|id| skip && held.contains_key(id), warn)
-        .map_err(SelectError::Io)?;
-    if !skip && let Some(h) = best.as_ref().and_then(|id| held.get(id).map(|h| (id, h))) {
+    let best = scan::newest_plan(plans, &|_| false, warn).map_err(SelectError::Io)?;
+    // The hook of a session with an id looks only at the newest plan: a restarted session
+    // must not start paying for an older one because the newest is taken. It leaves a plan
+    // another session is active on alone, and otherwise binds to it, so its next stop
+    // needs no scan.
+    if selector != Selector::Command
+        && let (Some(me), Some(id)) = (session, best.as_ref())
+    {
+        if let Some(holder) = held.get(id) {
+            return Err(SelectError::Held {
+                plan: id.clone(),
+                holder: holder.clone(),
+            });
+        }
+        if selector == Selector::Hook
+            && let Err(e) = sessions::bind(project, me, id)
+        {
+            warn(format!("could not bind this session to plan {id}: {e}"));
+        }
+        return Ok(best.map(|id| Selected {
+            id,
+            why:
+                "its *.md or state.json was modified most recently; this session is now bound to it"
+                    .into(),
+        }));
+    }
+    if true && let Some(h) = best.as_ref().and_then(|id| held.get(id).map(|h| (id, h))) {
         warn(format!(
             "plan {} is also bound to session {} (used {} ago)",
             h.0,
@@ -93,14 +130,7 @@ pub fn select(
         let why = "its *.md or state.json was modified most recently".to_string();
         return Ok(best.map(|id| Selected { id, why }));
     }
-    let why = if held.is_empty() || !skip {
-        "its *.md or state.json was modified most recently".into()
-    } else {
-        format!(
-            "its *.md or state.json was modified most recently, skipping plans other sessions work on ({})",
-            held.into_keys().collect::<Vec<_>>().join(", ")
-        )
-    };
+    let why = "its *.md or state.json was modified most recently".to_string();
     Ok(best.map(|id| Selected { id, why }))
 }
 

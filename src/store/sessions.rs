@@ -7,7 +7,7 @@
 //! two sessions in one project never run, block or remind about each other's plan.
 
 use crate::clock::Utc;
-use crate::model::plan_file::valid_id;
+use crate::model::plan_file::{safe_name, valid_id};
 use crate::store::atomic;
 use crate::store::project::Project;
 use crate::store::snapshot;
@@ -18,11 +18,12 @@ use std::time::{Duration, SystemTime};
 
 /// Bindings unused for longer are deleted when a binding is written.
 pub const PRUNE_AFTER: Duration = Duration::from_secs(7 * 24 * 3600);
-/// A plan another session used within this long is not taken by the fallback selection.
-pub const HELD_FOR: Duration = Duration::from_secs(24 * 3600);
+/// A plan another session used within this long is left alone by an unbound session's
+/// stop (SPEC §17: "active in the last 30 minutes").
+pub const HELD_FOR: Duration = Duration::from_secs(30 * 60);
 /// A bound stop refreshes the binding's time at most this often: the refresh is a write
-/// on the every-stop path, and the 24-hour rule needs no finer clock.
-const REFRESH_EVERY: Duration = Duration::from_secs(3600);
+/// on the every-stop path, and five minutes is fine enough for the 30-minute window.
+const REFRESH_EVERY: Duration = Duration::from_secs(5 * 60);
 /// Session ids are used in file names; Claude Code's are UUIDs.
 const MAX_ID_LEN: usize = 128;
 
@@ -34,7 +35,7 @@ impl SessionId {
     /// `None` for an empty or unsafe id: such a session is treated as having no id,
     /// which is the behaviour of clients that send none.
     pub fn parse(id: &str) -> Option<SessionId> {
-        (id.len() <= MAX_ID_LEN && valid_id(id)).then(|| SessionId(id.to_owned()))
+        (id.len() <= MAX_ID_LEN && safe_name(id)).then(|| SessionId(id.to_owned()))
     }
 
     /// The id of the session the agent's commands run in (`CLAUDE_CODE_SESSION_ID`).
@@ -202,6 +203,8 @@ mod tests {
     #[test]
     fn session_ids_that_are_not_safe_file_names_count_as_none() {
         assert!(SessionId::parse("0b6c4e2a-9f1e-4c1b-8a7d-2f0e6d1c3b5a").is_some());
+        // One limit, 128 characters, as docs/design.md says (it used to be the plan ids' 100).
+        assert!(SessionId::parse(&"x".repeat(128)).is_some());
         for bad in ["", "../x", "a/b", "a.b", &"x".repeat(129)] {
             assert!(SessionId::parse(bad).is_none(), "{bad:?}");
         }
@@ -219,7 +222,7 @@ mod tests {
     }
 
     #[test]
-    fn plans_used_by_other_sessions_within_a_day_are_held() {
+    fn plans_used_by_other_sessions_within_half_an_hour_are_held() {
         let (_t, p) = project();
         let (s1, s2) = (
             SessionId::parse("s1").unwrap(),
