@@ -43,9 +43,10 @@ impl std::fmt::Display for SelectError {
     }
 }
 
-/// Who selects: the hook of a session skips plans other sessions work on (two live
-/// sessions stay on their own plans); a command never hides a plan (SPEC §17), because
-/// a session id changes under the user with `/clear`, a crash or a restart.
+/// Who selects: the hook of a session leaves the newest plan alone while another session
+/// is active on it (two live sessions stay on their own plans); a command never hides a
+/// plan (SPEC §17), because a session id changes under the user with `/clear`, a crash or
+/// a restart.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Selector {
     Hook,
@@ -93,7 +94,12 @@ pub fn select(
             why: "bound to this Claude Code session".into(),
         }));
     }
-    let held = sessions::held_by_others(project, session);
+    // Bindings matter to a command (one line) and to the hook of a session with an id.
+    let held = if selector == Selector::Command || session.is_some() {
+        sessions::held_by_others(project, session)
+    } else {
+        Default::default()
+    };
     let best = scan::newest_plan(plans, &|_| false, warn).map_err(SelectError::Io)?;
     // The hook of a session with an id looks only at the newest plan: a restarted session
     // must not start paying for an older one because the newest is taken. It leaves a plan
@@ -120,15 +126,16 @@ pub fn select(
                     .into(),
         }));
     }
-    if true && let Some(h) = best.as_ref().and_then(|id| held.get(id).map(|h| (id, h))) {
+    // Without a session id the hook reads no bindings: nothing is skipped or announced.
+    if selector == Selector::Command
+        && let Some(id) = best.as_ref()
+        && let Some(h) = held.get(id)
+    {
         warn(format!(
-            "plan {} is also bound to session {} (used {} ago)",
-            h.0,
-            h.1.session,
-            ago(h.1.ago)
+            "plan {id} is also bound to session {} (used {} ago)",
+            h.session,
+            ago(h.ago)
         ));
-        let why = "its *.md or state.json was modified most recently".to_string();
-        return Ok(best.map(|id| Selected { id, why }));
     }
     let why = "its *.md or state.json was modified most recently".to_string();
     Ok(best.map(|id| Selected { id, why }))
