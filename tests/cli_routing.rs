@@ -1,6 +1,6 @@
 //! `taskie continue-plan`: every row of SPEC §13, through the real binary.
 
-use crate::support::Project;
+use crate::support::{Fake, Project};
 use serde_json::{Value, json};
 
 fn route(p: &Project) -> Value {
@@ -336,4 +336,278 @@ fn a_state_error_is_an_error_naming_the_file_field_and_fix() {
     assert!(err.contains(".taskie/plans/p/state.json"), "{err}");
     assert!(err.contains("taskie state set max_reviews=8"), "{err}");
     assert_eq!(p.state_bytes(), before);
+}
+
+// ---------------------------------------------------------------------------
+// The audit: every (phase, next_phase) pair the workflow produces, produced by the
+// workflow itself (the hook with a fake reviewer, `taskie mark`, `taskie advance`,
+// `taskie init`), never written by hand, each routed by the rule behind SPEC §13:
+// the work of a step is done when `phase` is a post-review or a review whose cycle
+// just passed; only then "stop so the hook runs the review".
+
+/// One plan walked from `taskie init` to `complete`, checking continue-plan at every
+/// state it reaches and recording the pairs seen.
+struct Walk {
+    p: Project,
+    seen: Vec<(String, String)>,
+}
+
+impl Walk {
+    fn pair(&self) -> (String, String) {
+        let s = self.p.state_json();
+        let name = |v: &Value| v.as_str().unwrap_or("null").to_string();
+        (name(&s["phase"]), name(&s["next_phase"]))
+    }
+
+    /// continue-plan must answer `action` (for `task`) with `why` in its reason.
+    fn expect(&mut self, action: &str, task: Value, why: &str) {
+        let pair = self.pair();
+        let v = route(&self.p);
+        assert_eq!(v["action"], action, "at {pair:?}: {v:#}");
+        assert_eq!(v["task"], task, "at {pair:?}: {v:#}");
+        let reason = v["reason"].as_str().expect("reason is a string");
+        assert!(
+            reason.contains(why),
+            "at {pair:?}: {reason:?} lacks {why:?}"
+        );
+        if !self.seen.contains(&pair) {
+            self.seen.push(pair);
+        }
+    }
+
+    fn pairs(&self) -> Vec<(&str, &str)> {
+        self.seen
+            .iter()
+            .map(|(a, b)| (a.as_str(), b.as_str()))
+            .collect()
+    }
+
+    fn taskie(&self, args: &[&str]) {
+        self.p.run_taskie(args).ok();
+    }
+
+    /// Ends a turn with the reviewer answering `verdict`.
+    fn stop(&self, verdict: &'static str) -> bool {
+        self.p.set_reviewer(&Fake::verdict(verdict));
+        self.p.stop().is_block()
+    }
+
+    fn write(&self, name: &str, text: &str) {
+        std::fs::write(self.p.plan_dir().join(name), text).unwrap();
+    }
+
+    fn remove(&self, name: &str) {
+        std::fs::remove_file(self.p.plan_dir().join(name)).unwrap();
+    }
+
+    fn tasks(&self, first: &str, second: &str) {
+        self.write(
+            "tasks.md",
+            &format!(
+                "| Id | Title | Status |\n|----|-------|--------|\n| 1 | One | {first} |\n| 2 | Two | {second} |\n"
+            ),
+        );
+    }
+}
+
+#[test]
+fn every_state_a_whole_plan_passes_through_routes_by_the_rule() {
+    let mut w = Walk {
+        p: Project::new().plan("p"),
+        seen: Vec::new(),
+    };
+    w.taskie(&["init", "p"]);
+    // The plan is written but its review has not run: it may be unfinished.
+    w.expect("continue-task", Value::Null, "plan.md may be unfinished");
+
+    // Plan review #1 fails: the post-review is owed.
+    assert!(w.stop("FAIL"));
+    w.expect("post-plan-review", Value::Null, "plan-post-review-1.md");
+    // The review file vanished (an interrupted run): set back, stop, the hook reruns it.
+    w.remove("plan-review-1.md");
+    w.expect("stop", Value::Null, "runs plan-review #1 again");
+    w.expect(
+        "stop",
+        Value::Null,
+        "plan-review #1 was interrupted and is set to run again",
+    );
+    assert!(w.stop("FAIL"));
+    w.expect("post-plan-review", Value::Null, "plan-post-review-1.md");
+    // The post-review is written but not recorded: its work is done.
+    w.write("plan-post-review-1.md", "Fixed.\n");
+    w.expect("stop", Value::Null, "the hook runs plan-review #2");
+    // ...and recorded by hand: the same answer.
+    w.taskie(&["mark", "post-plan-review"]);
+    w.expect("stop", Value::Null, "the hook runs plan-review #2");
+    // Two passes in a row end the cycle.
+    assert!(w.stop("PASS"));
+    w.write("plan-post-review-2.md", "Nothing to do.\n");
+    assert!(!w.stop("PASS"));
+    w.expect("create-tasks", Value::Null, "plan review passed");
+
+    // Tasks written and recorded: the tasks review is due, their work may be unfinished.
+    w.tasks("pending", "pending");
+    w.write("task-1.md", "# Task 1\n");
+    w.write("task-2.md", "# Task 2\n");
+    w.taskie(&["mark", "create-tasks"]);
+    w.expect(
+        "continue-task",
+        Value::Null,
+        "tasks.md and the task files may be unfinished",
+    );
+    // Accepted by hand: the first unfinished task is next.
+    w.taskie(&["advance"]);
+    w.expect(
+        "complete-task",
+        json!(1),
+        "task 1 is the first unfinished task",
+    );
+
+    // Task 1 implemented: its code review is due, the implementation may be unfinished.
+    w.taskie(&["mark", "complete-task", "--task", "1"]);
+    w.expect("continue-task", json!(1), "task 1 may be unfinished");
+    w.taskie(&["mark", "continue-task"]);
+    w.expect("continue-task", json!(1), "task 1 may be unfinished");
+    assert!(w.stop("FAIL"));
+    w.expect("post-code-review", json!(1), "task-1-code-post-review-1.md");
+    w.write("task-1-code-post-review-1.md", "Fixed.\n");
+    w.taskie(&["mark", "post-code-review"]);
+    w.expect("stop", json!(1), "the hook runs code-review #2");
+    assert!(w.stop("PASS"));
+    w.write("task-1-code-post-review-2.md", "Nothing to do.\n");
+    w.tasks("done", "pending");
+    assert!(!w.stop("PASS"));
+    w.expect(
+        "complete-task",
+        json!(2),
+        "task 2 is the first unfinished task",
+    );
+
+    // Task 2: the last one. Its cycle passing moves on to the all-code review, whose
+    // work (every task) is done: stop so it runs.
+    w.taskie(&["mark", "complete-task", "--task", "2"]);
+    w.tasks("done", "done");
+    w.taskie(&["advance"]);
+    w.expect(
+        "stop",
+        Value::Null,
+        "the code-review cycle passed: stop now; the hook runs all-code-review #1",
+    );
+
+    // The all-code review fails once; its post-review is owed, then done.
+    assert!(w.stop("FAIL"));
+    w.expect(
+        "post-all-code-review",
+        Value::Null,
+        "all-code-post-review-1.md",
+    );
+    w.write("all-code-post-review-1.md", "Fixed.\n");
+    w.taskie(&["mark", "post-all-code-review"]);
+    w.expect("stop", Value::Null, "the hook runs all-code-review #2");
+    // Out of reviews: a decision for the human, with the commands that resolve it.
+    w.taskie(&["state", "set", "max_reviews=1"]);
+    w.expect(
+        "ask-human",
+        Value::Null,
+        "taskie state set --plan p max_reviews=5",
+    );
+    w.taskie(&["state", "set", "max_reviews=8"]);
+    assert!(w.stop("PASS"));
+    w.write("all-code-post-review-2.md", "Nothing to do.\n");
+    assert!(!w.stop("PASS"));
+    // The whole implementation passed: complete is recorded, then reported.
+    w.expect("complete", Value::Null, "recorded phase complete");
+    w.expect(
+        "complete",
+        Value::Null,
+        "the plan is complete; nothing is left to do",
+    );
+
+    // Standalone steps outside a cycle.
+    w.taskie(&["mark", "next-task", "--task", "2"]);
+    w.expect("continue-task", json!(2), "nothing is scheduled after it");
+    w.taskie(&["mark", "code-review"]);
+    w.expect(
+        "ask-human",
+        Value::Null,
+        "the last phase was \"code-review\"",
+    );
+
+    let pairs = w.pairs();
+    assert_eq!(
+        pairs,
+        [
+            ("new-plan", "plan-review"),
+            ("plan-review", "post-plan-review"),
+            ("post-plan-review", "plan-review"),
+            ("plan-review", "create-tasks"),
+            ("create-tasks", "tasks-review"),
+            ("tasks-review", "complete-task"),
+            ("complete-task", "code-review"),
+            ("continue-task", "code-review"),
+            ("code-review", "post-code-review"),
+            ("post-code-review", "code-review"),
+            ("code-review", "complete-task"),
+            ("code-review", "all-code-review"),
+            ("all-code-review", "post-all-code-review"),
+            ("post-all-code-review", "all-code-review"),
+            ("all-code-review", "complete"),
+            ("complete", "null"),
+            ("next-task", "null"),
+            ("code-review", "null"),
+        ],
+        "the pairs the workflow produced"
+    );
+}
+
+#[test]
+fn with_reviews_disabled_and_tdd_every_advance_routes_to_the_next_step() {
+    let mut w = Walk {
+        p: Project::new().plan("p"),
+        seen: Vec::new(),
+    };
+    w.taskie(&["init", "p", "--tdd", "--max-reviews", "0"]);
+    // Each stop advances without a review (SPEC §5 step 13), never blocking.
+    assert!(!w.stop("FAIL"));
+    w.expect("create-tasks", Value::Null, "plan review passed");
+    w.tasks("pending", "pending");
+    w.write("task-1.md", "# Task 1\n");
+    w.write("task-2.md", "# Task 2\n");
+    w.taskie(&["mark", "create-tasks"]);
+    assert!(!w.stop("FAIL"));
+    w.expect(
+        "complete-task-tdd",
+        json!(1),
+        "task 1 is the first unfinished task",
+    );
+    w.taskie(&["mark", "complete-task-tdd", "--task", "1"]);
+    w.tasks("done", "pending");
+    assert!(!w.stop("FAIL"));
+    w.expect(
+        "complete-task-tdd",
+        json!(2),
+        "task 2 is the first unfinished task",
+    );
+    w.taskie(&["mark", "complete-task-tdd", "--task", "2"]);
+    w.tasks("done", "done");
+    assert!(!w.stop("FAIL"));
+    w.expect(
+        "stop",
+        Value::Null,
+        "the code-review cycle passed: stop now; the hook runs all-code-review #1",
+    );
+    assert!(!w.stop("FAIL"));
+    w.expect("complete", Value::Null, "recorded phase complete");
+    assert_eq!(w.p.reviewer_calls(), 0, "reviews are disabled");
+    let pairs = w.pairs();
+    assert_eq!(
+        pairs,
+        [
+            ("plan-review", "create-tasks"),
+            ("tasks-review", "complete-task-tdd"),
+            ("code-review", "complete-task-tdd"),
+            ("code-review", "all-code-review"),
+            ("all-code-review", "complete"),
+        ]
+    );
 }

@@ -289,7 +289,13 @@ fn review_due(f: &Facts, s: &State, r: Review) -> Route {
     let k = s.phase_iteration.unwrap_or(0);
     let task = s.current_task.filter(|_| r == Review::Code);
     if s.last() == Some(r.post_phase()) {
-        return next_review(f, s, r, k, format!("post-review #{k} of {r} is recorded"));
+        // Iteration 0 after a post-review is a rewound first review (§5 step 10).
+        let why = if k == 0 {
+            format!("{r} #1 was interrupted and is set to run again")
+        } else {
+            format!("post-review #{k} of {r} is recorded")
+        };
+        return next_review(f, s, r, k, why);
     }
     // The last phase is a review whose cycle passed and advanced to R (code-review of the
     // last task → all-code-review): that step's work is done, so stopping runs R.
