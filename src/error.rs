@@ -33,7 +33,7 @@ pub enum Error {
     /// printed one per line, so the summary does not repeat them.
     Invalid {
         plan: String,
-        errors: Vec<String>,
+        errors: Vec<crate::model::validate::StructureError>,
         listed: bool,
     },
     /// The state does not allow what was asked, or a value is not valid; the message
@@ -91,7 +91,7 @@ impl fmt::Display for Error {
                         f,
                         "plan '{plan}' has {n} structure error{s}: {}; fix the files in .taskie/plans/{plan}/, \
                          then check with `taskie validate --plan {plan}`",
-                        errors.join("; ")
+                        crate::model::validate::joined(errors)
                     )
                 }
             }

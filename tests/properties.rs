@@ -614,7 +614,7 @@ proptest! {
         state in valid_state(),
         files in plan_files(),
         rows in task_rows(),
-        errors in prop_oneof![4 => Just(Vec::new()), 1 => Just(vec!["Missing required file: plan.md".to_owned()])],
+        errors in prop_oneof![4 => Just(Vec::new()), 1 => Just(vec![validate::StructureError::MissingPlan])],
         active in any::<bool>(),
         result in reviewed(),
     ) {
@@ -672,7 +672,7 @@ fn blocks_per_cycle_never_exceed_max_reviews_in_a_pure_simulation() {
             files.extend((1..4).map(|t| format!("task-{t}.md")));
             let mut active = false;
             let mut per_cycle = std::collections::BTreeMap::<(&str, Option<u64>), u64>::new();
-            let no_errors: Vec<String> = Vec::new();
+            let no_errors: Vec<validate::StructureError> = Vec::new();
             for stop in 0..50 {
                 let read = Ok(Some(state.clone()));
                 let f = Facts {

@@ -66,7 +66,11 @@ mod tests {
     use crate::model::state::StateError;
     use crate::model::tasks::TaskRow;
 
-    fn run_advance(state: &str, tasks: &[(&str, &str)], errors: &[String]) -> Result<State, Error> {
+    fn run_advance(
+        state: &str,
+        tasks: &[(&str, &str)],
+        errors: &[crate::model::validate::StructureError],
+    ) -> Result<State, Error> {
         let s = State::parse(state.as_bytes()).unwrap();
         let st: Result<Option<State>, StateError> = Ok(Some(s.clone()));
         let rows: Vec<TaskRow> = tasks
@@ -157,7 +161,9 @@ mod tests {
         let err = run_advance(
             &at("code-review", ""),
             &[],
-            &["tasks.md has no table rows".into()],
+            &[crate::model::validate::StructureError::TasksTable(
+                crate::model::tasks::TasksError::NoRows,
+            )],
         )
         .unwrap_err();
         assert!(matches!(err, Error::Invalid { .. }));

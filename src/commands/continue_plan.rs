@@ -539,7 +539,7 @@ mod tests {
     struct Plan {
         files: Vec<String>,
         tasks: Vec<TaskRow>,
-        errors: Vec<String>,
+        errors: Vec<crate::model::validate::StructureError>,
         state: Result<Option<State>, StateError>,
     }
 
@@ -610,7 +610,9 @@ mod tests {
     #[test]
     fn structure_and_state_errors_are_errors_not_routes() {
         let mut p = Plan::new(&["plan.md"]);
-        p.errors = vec!["Invalid filename: x.md".into()];
+        p.errors = vec![crate::model::validate::StructureError::InvalidFilename {
+            name: "x.md".into(),
+        }];
         assert!(matches!(p.route(), Err(Error::Invalid { .. })));
         let mut p = Plan::new(&["plan.md"]);
         p.state = Err(StateError::NotObject);

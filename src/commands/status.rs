@@ -278,7 +278,7 @@ pub fn build(
         tasks,
         reviews,
         hard_stop,
-        errors: f.errors.to_vec(),
+        errors: f.errors.iter().map(ToString::to_string).collect(),
         spend: SpendReport::default(),
         running: None,
     }

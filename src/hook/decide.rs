@@ -363,7 +363,7 @@ mod tests {
     use crate::store::event_log::Path;
 
     struct Plan {
-        errors: Vec<String>,
+        errors: Vec<crate::model::validate::StructureError>,
         state: Result<Option<State>, StateError>,
         files: Vec<String>,
         tasks: Vec<TaskRow>,
@@ -436,7 +436,7 @@ mod tests {
     #[test]
     fn structure_errors_block_only_on_a_fresh_stop() {
         let mut p = plan(r#"{"next_phase":"plan-review"}"#);
-        p.errors = vec!["Missing required file: plan.md".into()];
+        p.errors = vec![crate::model::validate::StructureError::MissingPlan];
         let o = done(decide(&p.facts()));
         assert!(o.answer.is_block());
         assert_eq!(o.record.path, Path::ValidationFailed);

@@ -167,7 +167,7 @@ pub fn report(opts: &Options, cwd: Option<PathBuf>) -> Report {
             return r;
         }
     };
-    r.validation = Some(g.errors.clone());
+    r.validation = Some(g.errors.iter().map(ToString::to_string).collect());
     r.state = Some(match &g.state {
         Ok(Some(s)) => StateRead::Read(Box::new(s.clone())),
         Ok(None) => StateRead::Missing,

@@ -8,11 +8,11 @@ use crate::model::state::StateError;
 use crate::model::text::clip;
 use crate::model::verdict::{Reading, Verdict};
 
-pub fn invalid_plan(plan: &str, errors: &[String]) -> String {
+pub fn invalid_plan(plan: &str, errors: &[crate::model::validate::StructureError]) -> String {
     format!(
         "Plan '{plan}': {}. Fix: {}; then run `taskie validate --plan {plan}`. \
          Nothing else happens for this plan until it is valid.",
-        errors.join("; "),
+        crate::model::validate::joined(errors),
         crate::model::validate::fixes(plan, errors).join("; ")
     )
 }

@@ -10,7 +10,7 @@ pub struct Facts<'a> {
     pub plan: &'a str,
     pub stop_hook_active: bool,
     /// Structure errors (SPEC §7), in order.
-    pub errors: &'a [String],
+    pub errors: &'a [crate::model::validate::StructureError],
     /// state.json: `Ok(None)` when it does not exist.
     pub state: &'a Result<Option<State>, StateError>,
     /// Names of the entries directly in the plan directory.

@@ -22,7 +22,7 @@ impl TaskRow {
 }
 
 /// Why `tasks.md` is not a usable task table.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub enum TasksError {
     NonTable,
     NoRows,

@@ -46,15 +46,117 @@ impl<'a> TasksText<'a> {
     }
 }
 
+/// One broken rule of SPEC §7. The variants are in rule order and each starts with the
+/// file name that orders it, so the derived `Ord` is the order errors are reported in.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub enum StructureError {
+    /// Rule 1.
+    MissingPlan,
+    /// Rule 2: a `.md` file whose name is not a plan file name.
+    InvalidFilename { name: String },
+    /// Rule 3.
+    NestedFiles,
+    /// Rule 4: a review of plan.md, design.md or tasks.md without the reviewed file.
+    ReviewedFileMissing { review: String, needed: PlanFile },
+    /// Rule 5: a post-review answering a review that does not exist.
+    ReviewMissing { post: String, needed: PlanFile },
+    /// Rule 6: a review followed by a later one, without its post-review.
+    PostReviewOwed { review: String, needed: PlanFile },
+    /// Rule 7.
+    TasksMdMissing,
+    /// Rule 8: a code review of a task whose task file is gone.
+    TaskFileMissing { review: String, needed: PlanFile },
+    /// Rule 9: tasks.md is not UTF-8 (the line of the first bad byte).
+    TasksNotUtf8 { line: usize },
+    /// Rule 9: tasks.md is not a task table.
+    TasksTable(tasks::TasksError),
+    /// Rule 10: anything that is neither a `.md` file nor state.json.
+    NotMarkdown { name: String },
+}
+
+impl std::fmt::Display for StructureError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        use StructureError::*;
+        match self {
+            MissingPlan => f.write_str("Missing required file: plan.md"),
+            InvalidFilename { name } => write!(f, "Invalid filename: {name}"),
+            NestedFiles => f.write_str("Files found in nested directories"),
+            ReviewedFileMissing {
+                review: name,
+                needed,
+            }
+            | ReviewMissing { post: name, needed }
+            | PostReviewOwed {
+                review: name,
+                needed,
+            }
+            | TaskFileMissing {
+                review: name,
+                needed,
+            } => {
+                write!(f, "{name} requires {}", needed.file_name())
+            }
+            TasksMdMissing => f.write_str("Task files exist but tasks.md is missing"),
+            TasksNotUtf8 { line } => write!(f, "tasks.md is not UTF-8 text (line {line})"),
+            TasksTable(e) => f.write_str(e.message()),
+            NotMarkdown { name } => write!(
+                f,
+                "Invalid file in plan directory: {name} (only .md files and state.json allowed)"
+            ),
+        }
+    }
+}
+
+impl StructureError {
+    /// How to repair the rule this error breaks, for the plan `plan`. Never "remove a
+    /// review file": review history is what the cycle is built on.
+    pub fn fix(&self, plan: &str) -> String {
+        use StructureError::*;
+        let dir = format!(".taskie/plans/{plan}");
+        match self {
+            MissingPlan => format!("write {dir}/plan.md (/taskie:new-plan)"),
+            InvalidFilename { name } => format!(
+                "rename {name} to a plan file name (ground-rules.md lists them) or move it out of {dir}/"
+            ),
+            NestedFiles => {
+                format!("move the .md files in subdirectories of {dir}/ out of the plan directory")
+            }
+            ReviewedFileMissing { needed, .. } | TaskFileMissing { needed, .. } => {
+                format!("restore or write {dir}/{}", needed.file_name())
+            }
+            ReviewMissing { post, needed } => format!(
+                "restore {dir}/{} (e.g. from version control), or rename {post} to the iteration it answers",
+                needed.file_name()
+            ),
+            PostReviewOwed { review, needed } => format!(
+                "write {dir}/{}: the post-review of {review} (what was done about each finding)",
+                needed.file_name()
+            ),
+            TasksMdMissing => {
+                format!("write {dir}/tasks.md listing the tasks (/taskie:create-tasks)")
+            }
+            TasksNotUtf8 { line } => {
+                format!("save {dir}/tasks.md as UTF-8 text (the byte is on line {line})")
+            }
+            TasksTable(_) => format!(
+                "make {dir}/tasks.md a markdown table only (an Id and a Status column, one row per task)"
+            ),
+            NotMarkdown { name } => {
+                format!("move {name} out of {dir}/ (notes belong outside the plan directory)")
+            }
+        }
+    }
+}
+
 /// All structure errors, in rule order then file-name order, each once.
-pub fn validate(listing: &Listing, tasks_md: Option<&str>) -> Vec<String> {
+pub fn validate(listing: &Listing, tasks_md: Option<&str>) -> Vec<StructureError> {
     validate_read(listing, tasks_md.map(TasksText::Text).as_ref())
 }
 
 /// [`validate`] of tasks.md as read from disk, which may not be UTF-8 (rule 9).
-pub fn validate_read(listing: &Listing, tasks_md: Option<&TasksText>) -> Vec<String> {
-    // One bucket per rule; each entry is (file name that orders it, message).
-    let mut rules: [Vec<(&str, String)>; 10] = Default::default();
+pub fn validate_read(listing: &Listing, tasks_md: Option<&TasksText>) -> Vec<StructureError> {
+    use StructureError::*;
+    let mut errors: Vec<StructureError> = Vec::new();
     let mut plan_files: Vec<(&str, PlanFile)> = Vec::new();
 
     for name in &listing.files {
@@ -65,16 +167,10 @@ pub fn validate_read(listing: &Listing, tasks_md: Option<&TasksText>) -> Vec<Str
         if name.ends_with(".md") {
             match PlanFile::parse(name) {
                 Some(file) => plan_files.push((name, file)),
-                None => rules[1].push((name, format!("Invalid filename: {name}"))),
+                None => errors.push(InvalidFilename { name: name.into() }),
             }
         } else {
-            rules[9].push((
-                name,
-                format!(
-                    "Invalid file in plan directory: {name} \
-                     (only .md files and state.json allowed)"
-                ),
-            ));
+            errors.push(NotMarkdown { name: name.into() });
         }
     }
 
@@ -83,10 +179,10 @@ pub fn validate_read(listing: &Listing, tasks_md: Option<&TasksText>) -> Vec<Str
     let has = |f: PlanFile| present.contains(&f);
 
     if !has(PlanFile::Plan) {
-        rules[0].push(("plan.md", "Missing required file: plan.md".to_string()));
+        errors.push(MissingPlan);
     }
     if listing.nested_md {
-        rules[2].push(("", "Files found in nested directories".to_string()));
+        errors.push(NestedFiles);
     }
 
     // Highest review iteration per series, for rule 6.
@@ -109,23 +205,35 @@ pub fn validate_read(listing: &Listing, tasks_md: Option<&TasksText>) -> Vec<Str
                     Subject::Tasks => Some(PlanFile::Tasks),
                     _ => None,
                 };
-                if let Some(base) = base.filter(|&b| !has(b)) {
-                    rules[3].push((name, requires(name, base)));
+                if let Some(needed) = base.filter(|&b| !has(b)) {
+                    errors.push(ReviewedFileMissing {
+                        review: name.into(),
+                        needed,
+                    });
                 }
                 let post = PlanFile::PostReview(subject, i);
                 if highest.get(&subject).is_some_and(|&h| i < h) && !has(post) {
-                    rules[5].push((name, requires(name, post)));
+                    errors.push(PostReviewOwed {
+                        review: name.into(),
+                        needed: post,
+                    });
                 }
                 if let Subject::TaskCode(n) = subject
                     && !has(PlanFile::Task(n))
                 {
-                    rules[7].push((name, requires(name, PlanFile::Task(n))));
+                    errors.push(TaskFileMissing {
+                        review: name.into(),
+                        needed: PlanFile::Task(n),
+                    });
                 }
             }
             PlanFile::PostReview(subject, i) => {
                 let review = PlanFile::Review(subject, i);
                 if !has(review) {
-                    rules[4].push((name, requires(name, review)));
+                    errors.push(ReviewMissing {
+                        post: name.into(),
+                        needed: review,
+                    });
                 }
             }
             PlanFile::Plan | PlanFile::Design | PlanFile::Tasks => {}
@@ -133,98 +241,40 @@ pub fn validate_read(listing: &Listing, tasks_md: Option<&TasksText>) -> Vec<Str
     }
 
     if task_files && !has(PlanFile::Tasks) {
-        rules[6].push(("", "Task files exist but tasks.md is missing".to_string()));
+        errors.push(TasksMdMissing);
     }
     match tasks_md {
-        Some(TasksText::NotUtf8 { line }) => rules[8].push((
-            "tasks.md",
-            format!("tasks.md is not UTF-8 text (line {line})"),
-        )),
+        Some(TasksText::NotUtf8 { line }) => errors.push(TasksNotUtf8 { line: *line }),
         Some(TasksText::Text(t)) => {
             if let Err(e) = tasks::parse(t) {
-                rules[8].push(("tasks.md", e.message().to_string()));
+                errors.push(TasksTable(e));
             }
         }
         None => {}
     }
 
-    let mut seen = HashSet::new();
-    let mut errors = Vec::new();
-    for mut bucket in rules {
-        bucket.sort();
-        for (_, message) in bucket {
-            if seen.insert(message.clone()) {
-                errors.push(message);
-            }
-        }
-    }
+    // Rule order, then file-name order (the derived order); each error once.
+    errors.sort();
+    errors.dedup();
     errors
 }
 
-fn requires(name: &str, needed: PlanFile) -> String {
-    format!("{name} requires {}", needed.file_name())
+/// The errors as one line, `; ` between them (how the hook and the CLI list them).
+pub fn joined(errors: &[StructureError]) -> String {
+    let texts: Vec<String> = errors.iter().map(ToString::to_string).collect();
+    texts.join("; ")
 }
 
 /// The fix for each rule an error breaks (SPEC §7), each once, in the errors' order.
-/// Never "remove a review file": review history is what the cycle is built on.
-pub fn fixes(plan: &str, errors: &[String]) -> Vec<String> {
+pub fn fixes(plan: &str, errors: &[StructureError]) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
     for e in errors {
-        let fix = fix_for(plan, e);
+        let fix = e.fix(plan);
         if !out.contains(&fix) {
             out.push(fix);
         }
     }
     out
-}
-
-/// The fix of the rule that produced `error` (a message made by [`validate`]).
-fn fix_for(plan: &str, error: &str) -> String {
-    let dir = format!(".taskie/plans/{plan}");
-    if error == "Missing required file: plan.md" {
-        return format!("write {dir}/plan.md (/taskie:new-plan)");
-    }
-    if let Some(name) = error.strip_prefix("Invalid filename: ") {
-        return format!(
-            "rename {name} to a plan file name (ground-rules.md lists them) or move it out of {dir}/"
-        );
-    }
-    if error == "Files found in nested directories" {
-        return format!("move the .md files in subdirectories of {dir}/ out of the plan directory");
-    }
-    if error == "Task files exist but tasks.md is missing" {
-        return format!("write {dir}/tasks.md listing the tasks (/taskie:create-tasks)");
-    }
-    if let Some(rest) = error.strip_prefix("tasks.md is not UTF-8 text") {
-        return format!(
-            "save {dir}/tasks.md as UTF-8 text (the byte is on {})",
-            rest.trim_matches([' ', '(', ')'])
-        );
-    }
-    if error.starts_with("tasks.md ") {
-        return format!(
-            "make {dir}/tasks.md a markdown table only (an Id and a Status column, one row per task)"
-        );
-    }
-    if let Some(name) = error.strip_prefix("Invalid file in plan directory: ") {
-        let name = name.split(" (only").next().unwrap_or(name);
-        return format!("move {name} out of {dir}/ (notes belong outside the plan directory)");
-    }
-    if let Some((name, needed)) = error.split_once(" requires ") {
-        return match (PlanFile::parse(name), PlanFile::parse(needed)) {
-            // Rule 6: the post-review is owed.
-            (Some(PlanFile::Review(..)), Some(PlanFile::PostReview(..))) => format!(
-                "write {dir}/{needed}: the post-review of {name} (what was done about each finding)"
-            ),
-            // Rule 5: a post-review answers a review that is gone.
-            (Some(PlanFile::PostReview(..)), Some(PlanFile::Review(..))) => format!(
-                "restore {dir}/{needed} (e.g. from version control), or rename {name} to the iteration it answers"
-            ),
-            // Rules 4 and 8: the reviewed file is gone.
-            _ => format!("restore or write {dir}/{needed}"),
-        };
-    }
-    format!("correct the files in {dir}/ named above")
 }
 
 #[cfg(test)]
@@ -240,10 +290,14 @@ mod tests {
         }
     }
 
-    /// Validates `files`, reading tasks.md as `TASKS` when it is listed.
+    /// Validates `files`, reading tasks.md as `TASKS` when it is listed; the messages.
     fn check(files: &[&str]) -> Vec<String> {
         let tasks_md = files.contains(&"tasks.md").then_some(TASKS);
-        validate(&listing(files), tasks_md)
+        messages(validate(&listing(files), tasks_md))
+    }
+
+    fn messages(errors: Vec<StructureError>) -> Vec<String> {
+        errors.iter().map(ToString::to_string).collect()
     }
 
     #[test]
@@ -328,7 +382,10 @@ mod tests {
     fn nested_md_is_reported() {
         let mut l = listing(&["plan.md"]);
         l.nested_md = true;
-        assert_eq!(validate(&l, None), ["Files found in nested directories"]);
+        assert_eq!(
+            messages(validate(&l, None)),
+            ["Files found in nested directories"]
+        );
     }
 
     #[test]
@@ -473,22 +530,22 @@ mod tests {
     fn tasks_md_problems_are_reported() {
         let files = listing(&["plan.md", "tasks.md"]);
         assert_eq!(
-            validate(&files, Some("Tasks:\n| Id | Status |\n")),
+            messages(validate(&files, Some("Tasks:\n| Id | Status |\n"))),
             ["tasks.md contains non-table content"]
         );
         assert_eq!(
-            validate(&files, Some("\n\n")),
+            messages(validate(&files, Some("\n\n"))),
             ["tasks.md has no table rows"]
         );
         assert_eq!(
-            validate(&files, Some("| Id | Status |\n|---|---|\n")),
+            messages(validate(&files, Some("| Id | Status |\n|---|---|\n"))),
             ["tasks.md has no task rows (header-only table)"]
         );
         assert_eq!(
-            validate(
+            messages(validate(
                 &files,
                 Some("| Id | Status |\r\n|---|---|\r\n| 1 | done |\r\n")
-            ),
+            )),
             Vec::<String>::new()
         );
     }
@@ -567,7 +624,7 @@ mod tests {
         ]);
         l.nested_md = true;
         assert_eq!(
-            validate(&l, None),
+            messages(validate(&l, None)),
             [
                 "Missing required file: plan.md",
                 "Invalid filename: a.md",
@@ -589,7 +646,7 @@ mod tests {
     fn tasks_md_error_comes_between_rule_8_and_rule_10() {
         let l = listing(&["plan.md", "tasks.md", "task-3-code-review-1.md", "x.json"]);
         assert_eq!(
-            validate(&l, Some("prose")),
+            messages(validate(&l, Some("prose"))),
             [
                 "task-3-code-review-1.md requires task-3.md",
                 "tasks.md contains non-table content",
@@ -619,5 +676,64 @@ mod tests {
                 "Invalid file in plan directory: a\t (only .md files and state.json allowed)",
             ]
         );
+    }
+
+    #[test]
+    fn every_rule_has_its_own_fix_naming_what_to_touch() {
+        use StructureError::*;
+        let one_of_each = [
+            (MissingPlan, "plan.md"),
+            (
+                InvalidFilename {
+                    name: "notes.md".into(),
+                },
+                "rename notes.md",
+            ),
+            (NestedFiles, "subdirectories"),
+            (
+                ReviewedFileMissing {
+                    review: "plan-review-1.md".into(),
+                    needed: PlanFile::Plan,
+                },
+                "restore or write .taskie/plans/p/plan.md",
+            ),
+            (
+                ReviewMissing {
+                    post: "plan-post-review-2.md".into(),
+                    needed: PlanFile::Review(Subject::Plan, 2),
+                },
+                "restore .taskie/plans/p/plan-review-2.md",
+            ),
+            (
+                PostReviewOwed {
+                    review: "plan-review-1.md".into(),
+                    needed: PlanFile::PostReview(Subject::Plan, 1),
+                },
+                "write .taskie/plans/p/plan-post-review-1.md",
+            ),
+            (TasksMdMissing, "write .taskie/plans/p/tasks.md"),
+            (
+                TaskFileMissing {
+                    review: "task-3-code-review-1.md".into(),
+                    needed: PlanFile::Task(3),
+                },
+                "restore or write .taskie/plans/p/task-3.md",
+            ),
+            (TasksNotUtf8 { line: 4 }, "line 4"),
+            (TasksTable(tasks::TasksError::NoRows), "markdown table only"),
+            (
+                NotMarkdown {
+                    name: "x.txt".into(),
+                },
+                "move x.txt out",
+            ),
+        ];
+        let mut seen = Vec::new();
+        for (error, names) in &one_of_each {
+            let fix = error.fix("p");
+            assert!(fix.contains(names), "{error}: {fix}");
+            assert!(!seen.contains(&fix), "{error} shares its fix: {fix}");
+            seen.push(fix);
+        }
     }
 }

@@ -16,7 +16,7 @@ pub struct Gathered {
     pub plan: String,
     pub stop_hook_active: bool,
     pub files: Vec<String>,
-    pub errors: Vec<String>,
+    pub errors: Vec<validate::StructureError>,
     pub tasks: Vec<TaskRow>,
     pub state: Result<Option<State>, StateError>,
     /// What the plan's logged reviews cost; read only when state.json sets
