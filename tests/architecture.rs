@@ -150,3 +150,105 @@ fn unsafe_blocks_are_few_and_each_says_why() {
     );
     assert!(count <= 4, "{count} unsafe blocks; the budget is 4");
 }
+
+/// The file a `crate::a::b` path lands in: `a/b.rs`, else `a/mod.rs`, else `a.rs`.
+fn file_of(top: &str, sub: Option<&str>) -> Option<String> {
+    if let Some(sub) = sub
+        && src().join(top).join(format!("{sub}.rs")).is_file()
+    {
+        return Some(format!("{top}/{sub}.rs"));
+    }
+    if src().join(top).join("mod.rs").is_file() {
+        return Some(format!("{top}/mod.rs"));
+    }
+    src()
+        .join(format!("{top}.rs"))
+        .is_file()
+        .then(|| format!("{top}.rs"))
+}
+
+/// Every file a source file imports from, through `crate::a::b` or `crate::a::{b, c}`.
+fn imported_files(text: &str) -> Vec<String> {
+    let word = |s: &str| -> String {
+        s.chars()
+            .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+            .collect()
+    };
+    let mut out = Vec::new();
+    for (i, _) in text.match_indices("crate::") {
+        let rest = &text[i + "crate::".len()..];
+        let top = word(rest);
+        let after = &rest[top.len()..];
+        let subs: Vec<String> = match after.strip_prefix("::") {
+            Some(group) if group.starts_with('{') => {
+                let inner = &group[1..group.find('}').unwrap_or(group.len())];
+                inner.split(',').map(|s| word(s.trim())).collect()
+            }
+            Some(next) => vec![word(next)],
+            None => vec![String::new()],
+        };
+        for sub in subs {
+            let sub = (!sub.is_empty()).then_some(sub.as_str());
+            if let Some(file) = file_of(&top, sub)
+                && !out.contains(&file)
+            {
+                out.push(file);
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn no_source_file_imports_itself_through_other_files() {
+    let mut files = Vec::new();
+    rust_files(&src(), &mut files);
+    let mut edges: std::collections::BTreeMap<String, Vec<String>> = Default::default();
+    for file in &files {
+        let rel = file
+            .strip_prefix(src())
+            .unwrap()
+            .to_string_lossy()
+            .into_owned();
+        let text = std::fs::read_to_string(file).unwrap();
+        let targets = imported_files(&text)
+            .into_iter()
+            .filter(|t| *t != rel)
+            .collect();
+        edges.insert(rel, targets);
+    }
+    // Depth-first search; a back edge closes a cycle, reported with its path.
+    fn visit(
+        node: &str,
+        edges: &std::collections::BTreeMap<String, Vec<String>>,
+        path: &mut Vec<String>,
+        done: &mut std::collections::BTreeSet<String>,
+        cycles: &mut Vec<String>,
+    ) {
+        if let Some(at) = path.iter().position(|n| n == node) {
+            let mut cycle = path[at..].to_vec();
+            cycle.push(node.to_string());
+            cycles.push(cycle.join(" → "));
+            return;
+        }
+        if done.contains(node) {
+            return;
+        }
+        path.push(node.to_string());
+        for next in edges.get(node).into_iter().flatten() {
+            visit(next, edges, path, done, cycles);
+        }
+        path.pop();
+        done.insert(node.to_string());
+    }
+    let mut done = Default::default();
+    let mut cycles = Vec::new();
+    for node in edges.keys() {
+        visit(node, &edges, &mut Vec::new(), &mut done, &mut cycles);
+    }
+    assert!(
+        cycles.is_empty(),
+        "import cycles between files (docs/architecture.md: none allowed):\n{}",
+        cycles.join("\n")
+    );
+}

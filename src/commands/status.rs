@@ -16,7 +16,6 @@ use crate::paint::{Paint, WIDTH, wrap};
 use crate::store::diagnostics::{self, Diagnostics};
 use crate::store::event_log;
 use crate::store::lock::{self, Running};
-use crate::store::snapshot;
 use serde::Serialize;
 use serde_json::Value;
 use std::io::Write;
@@ -499,9 +498,9 @@ pub fn run(
         Ok(Some(s)) => match cycle_of(s) {
             Some((r, k)) => {
                 let history = event_log::history(&logs, &target.plan, r.name());
-                let diag = snapshot::read_regular(
+                let diag = crate::store::fs::read_regular(
                     &logs.join(diagnostics::file_name(&target.plan)),
-                    snapshot::PLAN_FILE_LIMIT,
+                    crate::store::fs::PLAN_FILE_LIMIT,
                 )
                 .ok()
                 .flatten()

@@ -357,8 +357,7 @@ pub fn hard_stop(
     let last = stop.last_review.as_ref().and_then(|name| {
         let path = project.plan_dir(f.plan).join(name);
         let bytes =
-            crate::store::snapshot::read_regular(&path, crate::store::snapshot::PLAN_FILE_LIMIT)
-                .ok()??;
+            crate::store::fs::read_regular(&path, crate::store::fs::PLAN_FILE_LIMIT).ok()??;
         Some((f.rel(name), String::from_utf8_lossy(&bytes).into_owned()))
     });
     let (diag, mut message) = diagnostics::build(

@@ -1,8 +1,14 @@
 //! Who reviews (SPEC §18): the reviewer kinds, the `"<kind>:<model>"` entries of the
 //! optional `reviewers` list, the review mode, and which reviewers run at an iteration.
 
-use crate::model::state::valid_model;
 use std::fmt;
+
+/// `review_model` reaches a command line, so it is restricted (SPEC §8).
+pub fn valid_model(s: &str) -> bool {
+    !s.is_empty()
+        && s.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"._[]-".contains(&b))
+}
 
 /// A reviewer program family; each has its own command line and output (SPEC §18).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -2,7 +2,7 @@
 //! read-modify-write that keeps unknown fields and key order.
 
 use crate::model::phase::{self, Phase};
-use crate::model::reviewers::{Mode, Reviewer};
+use crate::model::reviewers::{Mode, Reviewer, valid_model};
 use serde::{Serialize, Serializer};
 use serde_json::{Map, Value};
 use std::fmt;
@@ -478,13 +478,6 @@ fn money(v: &Value) -> Option<f64> {
         _ => None,
     }?;
     (n.is_finite() && n >= 0.0).then_some(n)
-}
-
-/// `review_model` reaches a command line, so it is restricted (SPEC §8).
-pub fn valid_model(s: &str) -> bool {
-    !s.is_empty()
-        && s.bytes()
-            .all(|b| b.is_ascii_alphanumeric() || b"._[]-".contains(&b))
 }
 
 /// A valid value to suggest in a fix; an empty default is shown quoted so the

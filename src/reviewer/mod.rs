@@ -500,7 +500,7 @@ fn claude_failure(r: &CliResult, exit: i32) -> kinds::Failure {
 /// The review file as written: through the one reader, so a reviewer that leaves a FIFO
 /// or a device there cannot hold the hook.
 pub fn read_bounded(path: &Path) -> Option<String> {
-    let bytes = crate::store::snapshot::read_regular(path, STDOUT_LIMIT as u64).ok()??;
+    let bytes = crate::store::fs::read_regular(path, STDOUT_LIMIT as u64).ok()??;
     Some(String::from_utf8_lossy(&bytes).into_owned())
 }
 

@@ -2,7 +2,7 @@
 
 use crate::model::spend::{self, Spend};
 use crate::model::state::State;
-use crate::store::snapshot;
+use crate::store::fs;
 use serde::{Deserialize, Serialize};
 use std::io::{self, Write};
 use std::path::Path as FsPath;
@@ -155,10 +155,7 @@ fn append_rotating_at(logs: &FsPath, record: &Record, limit: u64) -> io::Result<
 /// `events.jsonl.1`, which loses nothing. The wait for the lock is bounded (the holder
 /// only renames); past it the log is rotated by a later run instead.
 fn rotate(logs: &FsPath, limit: u64) -> io::Result<()> {
-    let guard = snapshot::open_regular(
-        &logs.join(ROTATE_LOCK),
-        libc::O_WRONLY | libc::O_CREAT | libc::O_NOFOLLOW,
-    )?;
+    let guard = fs::open_regular(&logs.join(ROTATE_LOCK), fs::Open::Write)?;
     let mut held = false;
     for _ in 0..400 {
         match guard.try_lock() {
@@ -182,10 +179,7 @@ fn rotate(logs: &FsPath, limit: u64) -> io::Result<()> {
 /// The log open for appending, and its size.
 fn open_append(path: &FsPath) -> io::Result<(std::fs::File, u64)> {
     // Never a link (it would write wherever it points), never a FIFO (it would wait).
-    snapshot::open_regular_sized(
-        path,
-        libc::O_WRONLY | libc::O_APPEND | libc::O_CREAT | libc::O_NOFOLLOW,
-    )
+    fs::open_regular_sized(path, fs::Open::Append)
 }
 
 /// The records of one plan's review `review`, oldest first, from both log generations.
@@ -200,7 +194,7 @@ pub fn history(logs: &FsPath, plan: &str, review: &str) -> Vec<Logged> {
 fn records(logs: &FsPath, plan: &str) -> impl Iterator<Item = Logged> {
     let mut out = Vec::new();
     for name in [format!("{FILE}.1"), FILE.to_string()] {
-        let Ok(Some(bytes)) = snapshot::read_regular(&logs.join(name), 4 * ROTATE_BYTES) else {
+        let Ok(Some(bytes)) = fs::read_regular(&logs.join(name), 4 * ROTATE_BYTES) else {
             continue;
         };
         let text = String::from_utf8_lossy(&bytes);

@@ -1,7 +1,7 @@
 //! The per-plan lock (SPEC §5 step 7): one writer per plan at a time; the kernel
 //! releases it if the holder dies, so a crash never leaves a plan locked.
 
-use crate::store::snapshot;
+use crate::store::fs;
 use serde::{Deserialize, Serialize};
 use std::fs::{File, TryLockError};
 use std::io;
@@ -61,8 +61,7 @@ pub fn try_lock(locks: &Path, plan: &str) -> io::Result<Option<PlanLock>> {
     // O_NOFOLLOW: a lock file planted as a symbolic link would make `create` write a file
     // wherever it points; opening it fails instead (ELOOP), and the hook changes nothing.
     // Only a regular file is used: opening a FIFO would wait for a reader forever.
-    let (file, len) =
-        snapshot::open_regular_sized(&path, libc::O_WRONLY | libc::O_CREAT | libc::O_NOFOLLOW)?;
+    let (file, len) = fs::open_regular_sized(&path, fs::Open::Write)?;
     match file.try_lock() {
         Ok(()) => {
             // A holder killed during its review left its announcement behind.
@@ -86,7 +85,7 @@ pub fn running(locks: &Path, plan: &str) -> Option<Running> {
     if std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink()) {
         return None;
     }
-    let bytes = snapshot::read_regular(&path, 64 * 1024).ok()??;
+    let bytes = fs::read_regular(&path, 64 * 1024).ok()??;
     serde_json::from_slice(&bytes).ok()
 }
 

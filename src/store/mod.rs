@@ -5,6 +5,7 @@
 pub mod atomic;
 pub mod diagnostics;
 pub mod event_log;
+pub mod fs;
 pub mod lock;
 pub mod project;
 mod scan;

@@ -9,8 +9,8 @@
 use crate::clock::Utc;
 use crate::model::plan_file::{safe_name, valid_id};
 use crate::store::atomic;
+use crate::store::fs;
 use crate::store::project::Project;
-use crate::store::snapshot;
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::path::PathBuf;
@@ -80,7 +80,7 @@ fn read(path: &std::path::Path) -> Option<(Binding, SystemTime)> {
     if !meta.is_file() {
         return None;
     }
-    let bytes = snapshot::read_regular(path, MAX_BINDING_BYTES).ok()??;
+    let bytes = fs::read_regular(path, MAX_BINDING_BYTES).ok()??;
     let binding: Binding = serde_json::from_slice(&bytes).ok()?;
     valid_id(&binding.plan).then_some((binding, meta.modified().ok()?))
 }

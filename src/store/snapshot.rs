@@ -7,8 +7,9 @@ use crate::model::state::{State, StateError};
 use crate::model::tasks::{self, TaskRow};
 use crate::model::validate::{self, Listing};
 use crate::store::atomic;
+use crate::store::fs::{PLAN_FILE_LIMIT, read_regular};
 use crate::store::project::Project;
-use std::io::{self, Read};
+use std::io;
 use std::path::{Path, PathBuf};
 
 /// Everything read from the plan directory, owned; [`Gathered::facts`] borrows it.
@@ -139,98 +140,6 @@ pub fn state_bytes(path: &Path) -> std::io::Result<Option<Vec<u8>>> {
         _ => {}
     }
     read_regular(path, PLAN_FILE_LIMIT)
-}
-
-/// The most taskie reads of one plan file (tasks.md, state.json, a review file): far
-/// beyond any real one, small enough that a runaway file costs little at every stop.
-pub const PLAN_FILE_LIMIT: u64 = 4 * 1024 * 1024;
-
-/// The one way taskie reads a file it did not just write: `Ok(None)` when it does not
-/// exist; an error naming the file when it is not a regular file (a FIFO would make a
-/// plain read wait forever, a device such as /dev/zero would never end) or when it holds
-/// more than `limit` bytes. Opened non-blocking, then checked with `fstat` on the open
-/// file, so what is checked is what is read.
-pub fn read_regular(path: &Path, limit: u64) -> io::Result<Option<Vec<u8>>> {
-    let (file, len) = match open_regular_sized(path, libc::O_RDONLY) {
-        Ok(f) => f,
-        Err(e) if e.kind() == io::ErrorKind::NotFound => return Ok(None),
-        Err(e) => return Err(e),
-    };
-    // Sized from the same fstat: one read for the whole file, one to see its end.
-    let mut bytes = Vec::with_capacity(len.min(limit) as usize + 1);
-    (&file)
-        .take(limit + 1)
-        .read_to_end(&mut bytes)
-        .map_err(|e| named(path, e))?;
-    if bytes.len() as u64 > limit {
-        return Err(io::Error::other(format!(
-            "{} is larger than the {} MiB taskie reads; shorten it (or move what does not belong there out \
-             of .taskie/)",
-            path.display(),
-            limit / (1024 * 1024)
-        )));
-    }
-    Ok(Some(bytes))
-}
-
-/// Opens `path` with `flags` (`O_RDONLY`, or `O_WRONLY` plus creation flags) and
-/// `O_NONBLOCK`, and refuses anything that is not a regular file, naming it.
-pub fn open_regular(path: &Path, flags: libc::c_int) -> io::Result<std::fs::File> {
-    open_regular_sized(path, flags).map(|(file, _)| file)
-}
-
-/// [`open_regular`], with the file's size from the same `fstat` (one system call less for
-/// the callers that need it, on the every-stop path).
-pub fn open_regular_sized(path: &Path, flags: libc::c_int) -> io::Result<(std::fs::File, u64)> {
-    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
-    let mut options = std::fs::OpenOptions::new();
-    match flags & libc::O_ACCMODE {
-        libc::O_WRONLY => options.write(true),
-        libc::O_RDWR => options.read(true).write(true),
-        _ => options.read(true),
-    };
-    if flags & libc::O_CREAT != 0 {
-        options.create(true);
-    }
-    if flags & libc::O_APPEND != 0 {
-        options.append(true);
-    }
-    let extra = flags & !(libc::O_ACCMODE | libc::O_CREAT | libc::O_APPEND);
-    let file = options
-        .custom_flags(extra | libc::O_NONBLOCK)
-        .open(path)
-        .map_err(|e| match e.raw_os_error() {
-            // A FIFO nobody reads refuses a non-blocking writer with ENXIO.
-            Some(libc::ENXIO) => not_regular(path, "a FIFO or device"),
-            _ => named(path, e),
-        })?;
-    let meta = file.metadata().map_err(|e| named(path, e))?;
-    let kind = meta.file_type();
-    if !kind.is_file() {
-        let what = if kind.is_fifo() {
-            "a FIFO"
-        } else if kind.is_dir() {
-            "a directory"
-        } else if kind.is_char_device() || kind.is_block_device() {
-            "a device"
-        } else {
-            "not a regular file"
-        };
-        return Err(not_regular(path, what));
-    }
-    Ok((file, meta.len()))
-}
-
-fn not_regular(path: &Path, what: &str) -> io::Error {
-    io::Error::other(format!(
-        "{} is {what}, not a regular file; taskie never reads or writes such a file, so replace it with \
-         a regular file (or remove it)",
-        path.display()
-    ))
-}
-
-fn named(path: &Path, e: io::Error) -> io::Error {
-    io::Error::new(e.kind(), format!("{}: {e}", path.display()))
 }
 
 /// The one link rule, for the hook and every command (docs/security.md): taskie never
