@@ -76,7 +76,7 @@ pub struct InitArgs {
     #[arg(value_parser = plan_id)]
     pub plan_id: String,
     /// Reviews allowed per review cycle; 0 disables reviews.
-    #[arg(long, value_name = "N", default_value_t = 8)]
+    #[arg(long, value_name = "N", default_value_t = crate::model::state::DEFAULT_MAX_REVIEWS)]
     pub max_reviews: u64,
     /// Implement tasks test-first (complete-task-tdd).
     #[arg(long)]

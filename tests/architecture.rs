@@ -151,45 +151,54 @@ fn unsafe_blocks_are_few_and_each_says_why() {
     assert!(count <= 4, "{count} unsafe blocks; the budget is 4");
 }
 
-/// The file a `crate::a::b` path lands in: `a/b.rs`, else `a/mod.rs`, else `a.rs`.
-fn file_of(top: &str, sub: Option<&str>) -> Option<String> {
-    if let Some(sub) = sub
-        && src().join(top).join(format!("{sub}.rs")).is_file()
-    {
-        return Some(format!("{top}/{sub}.rs"));
-    }
-    if src().join(top).join("mod.rs").is_file() {
-        return Some(format!("{top}/mod.rs"));
-    }
-    src()
-        .join(format!("{top}.rs"))
-        .is_file()
-        .then(|| format!("{top}.rs"))
+/// The file a `crate::a::b::…` path lands in: the longest prefix of its segments that is a
+/// file, `a/b.rs` or `a/b/mod.rs` (then `a.rs` or `a/mod.rs`, and so on).
+fn file_of(segments: &[String]) -> Option<String> {
+    (1..=segments.len()).rev().find_map(|n| {
+        let dir = segments[..n].join("/");
+        [format!("{dir}.rs"), format!("{dir}/mod.rs")]
+            .into_iter()
+            .find(|f| src().join(f).is_file())
+    })
 }
 
-/// Every file a source file imports from, through `crate::a::b` or `crate::a::{b, c}`.
+/// Every file a source file imports from, through `crate::a::b`, `crate::a::{b, c::d}`.
 fn imported_files(text: &str) -> Vec<String> {
     let word = |s: &str| -> String {
         s.chars()
             .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
             .collect()
     };
+    // The `::`-separated words at the start of `s`, and what follows them.
+    let path = |mut s: &str| -> (Vec<String>, String) {
+        let mut out = Vec::new();
+        loop {
+            let w = word(s);
+            if w.is_empty() {
+                break;
+            }
+            s = &s[w.len()..];
+            out.push(w);
+            match s.strip_prefix("::") {
+                Some(rest) => s = rest,
+                None => break,
+            }
+        }
+        (out, s.to_string())
+    };
     let mut out = Vec::new();
     for (i, _) in text.match_indices("crate::") {
-        let rest = &text[i + "crate::".len()..];
-        let top = word(rest);
-        let after = &rest[top.len()..];
-        let subs: Vec<String> = match after.strip_prefix("::") {
-            Some(group) if group.starts_with('{') => {
-                let inner = &group[1..group.find('}').unwrap_or(group.len())];
-                inner.split(',').map(|s| word(s.trim())).collect()
+        let (prefix, rest) = path(&text[i + "crate::".len()..]);
+        let mut targets = vec![prefix.clone()];
+        if let Some(group) = rest.strip_prefix('{') {
+            let inner = &group[..group.find('}').unwrap_or(group.len())];
+            for item in inner.split(',') {
+                let (more, _) = path(item.trim());
+                targets.push(prefix.iter().cloned().chain(more).collect());
             }
-            Some(next) => vec![word(next)],
-            None => vec![String::new()],
-        };
-        for sub in subs {
-            let sub = (!sub.is_empty()).then_some(sub.as_str());
-            if let Some(file) = file_of(&top, sub)
+        }
+        for t in targets {
+            if let Some(file) = file_of(&t)
                 && !out.contains(&file)
             {
                 out.push(file);

@@ -69,7 +69,7 @@ pub fn reviewers_for(s: &State, n: u64, spent_usd: f64) -> (Vec<Reviewer>, bool,
 /// clean streak, no failures.
 pub fn reset(s: &mut State) {
     s.phase_iteration = Some(0);
-    s.review_model = FIRST_MODEL.into();
+    s.review_model = crate::model::state::FIRST_MODEL.into();
     s.consecutive_clean = 0;
     s.review_failures = 0;
 }
@@ -87,9 +87,6 @@ pub fn rewind(s: &State, r: Review, n: u64) -> State {
     back.review_model = crate::model::phase::toggle_model(&s.review_model).into();
     back
 }
-
-/// The model a cycle starts with (SPEC §1).
-pub const FIRST_MODEL: &str = "opus";
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum StopReason {

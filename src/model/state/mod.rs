@@ -1,14 +1,27 @@
 //! state.json (SPEC §3): typed reading with defaults and old-writer tolerance, and a
-//! read-modify-write that keeps unknown fields and key order.
+//! read-modify-write that keeps unknown fields and key order. The fields are one table
+//! (`field.rs`); the errors and their fixes are in `error.rs`.
 
-use crate::model::phase::{self, Phase};
-use crate::model::reviewers::{Mode, Reviewer, valid_model};
+mod error;
+mod field;
+
+pub use error::{FieldProblem, StateError};
+pub use field::{FIELDS, Field, Slot, ValueKind, fields_help, find_field};
+
+use crate::model::phase::Phase;
+use crate::model::reviewers::{Mode, Reviewer};
 use serde::{Serialize, Serializer};
 use serde_json::{Map, Value};
-use std::fmt;
+
+/// Reviews allowed per cycle when state.json does not say (SPEC §3).
+pub const DEFAULT_MAX_REVIEWS: u64 = 8;
+
+/// The model a cycle starts with (SPEC §1).
+pub const FIRST_MODEL: &str = "opus";
 
 /// The typed view of state.json. `raw` keeps the object as read, so a write changes
-/// only the fields taskie owns and leaves everything else where it was.
+/// only the fields taskie owns and leaves everything else where it was. A field added
+/// here is added to `field::FIELDS` too: `the_table_has_every_field` fails until it is.
 #[derive(Debug, Clone, PartialEq)]
 pub struct State {
     pub max_reviews: u64,
@@ -30,101 +43,6 @@ pub struct State {
     raw: Map<String, Value>,
 }
 
-/// What a field may hold; drives reading, `taskie state set` and the error texts.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Kind {
-    Count { min: u64 },
-    OptionalCount,
-    Text,
-    OptionalPhase,
-    Model,
-    Flag,
-    Reviewers,
-    ReviewMode,
-    OptionalMoney,
-}
-
-impl Kind {
-    fn expected(self) -> String {
-        match self {
-            Kind::Count { min } => format!("a whole number ≥ {min}"),
-            Kind::OptionalCount => "a whole number ≥ 0, or null".into(),
-            Kind::Text => "a string".into(),
-            Kind::OptionalPhase => "null or a phase name".into(),
-            Kind::Model => "a model name matching ^[A-Za-z0-9._\\[\\]-]+$".into(),
-            Kind::Flag => "true or false".into(),
-            Kind::Reviewers => {
-                "a list of \"<kind>:<model>\" with kind claude, codex or gemini".into()
-            }
-            Kind::ReviewMode => "\"alternate\" or \"panel\"".into(),
-            Kind::OptionalMoney => "an amount of US dollars ≥ 0, or null".into(),
-        }
-    }
-}
-
-/// A field of state.json: name, kind, default, and whether it belongs to the
-/// established format (always written) or is optional (written only when set).
-pub struct Field {
-    pub name: &'static str,
-    pub kind: Kind,
-    pub default: &'static str,
-    pub established: bool,
-}
-
-pub const FIELDS: [Field; 14] = [
-    field("max_reviews", Kind::Count { min: 0 }, "8", true),
-    field("current_task", Kind::OptionalCount, "null", true),
-    field("phase", Kind::Text, "\"\"", true),
-    field("next_phase", Kind::OptionalPhase, "null", true),
-    field("phase_iteration", Kind::OptionalCount, "null", true),
-    field("review_model", Kind::Model, "\"opus\"", true),
-    field("consecutive_clean", Kind::Count { min: 0 }, "0", true),
-    field("tdd", Kind::Flag, "false", true),
-    field("review_failures", Kind::Count { min: 0 }, "0", false),
-    field("clean_reviews_required", Kind::Count { min: 1 }, "2", false),
-    field("auto_continue", Kind::Flag, "false", false),
-    field("reviewers", Kind::Reviewers, "[]", false),
-    field("review_mode", Kind::ReviewMode, "\"alternate\"", false),
-    field("max_cost_usd", Kind::OptionalMoney, "null", false),
-];
-
-const fn field(name: &'static str, kind: Kind, default: &'static str, established: bool) -> Field {
-    Field {
-        name,
-        kind,
-        default,
-        established,
-    }
-}
-
-impl Field {
-    pub fn default_value(&self) -> Value {
-        serde_json::from_str(self.default).unwrap_or(Value::Null)
-    }
-}
-
-/// The fields and what each may hold, one per line, for `taskie state set --help`.
-pub fn fields_help() -> String {
-    let width = FIELDS.iter().map(|f| f.name.len()).max().unwrap_or(0);
-    let mut text = String::from("Fields (state.json, SPEC §3):\n");
-    for f in &FIELDS {
-        text.push_str(&format!(
-            "  {:width$}  {} (default {})\n",
-            f.name,
-            f.kind.expected(),
-            f.default
-        ));
-    }
-    text.push_str(
-        "Setting next_phase to a review phase other than the one in progress starts a new review cycle.",
-    );
-    text
-}
-
-pub fn find_field(name: &str) -> Option<&'static Field> {
-    FIELDS.iter().find(|f| f.name == name)
-}
-
 /// A state serializes as it is stored (see [`State::to_json`]).
 impl Serialize for State {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
@@ -132,80 +50,15 @@ impl Serialize for State {
     }
 }
 
-/// One field with a value it may not hold.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct FieldProblem {
-    pub field: String,
-    pub value: String,
-    pub expected: String,
-    pub example: String,
-}
-
-impl fmt::Display for FieldProblem {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "field \"{}\" is {}, expected {}; fix it with `taskie state set {}={}`",
-            self.field, self.value, self.expected, self.field, self.example
-        )
-    }
-}
-
-/// Why state.json could not be used. The file is never modified in these cases.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub enum StateError {
-    /// The file exists but could not be read (permissions, not a file, …).
-    Unreadable(String),
-    NotJson(String),
-    NotObject,
-    Fields(Vec<FieldProblem>),
-}
-
-impl StateError {
-    /// The problem and how to fix it, for plan `plan`. Recreating state.json is offered
-    /// only with what it costs: it restarts the plan.
-    pub fn explain(&self, plan: &str) -> String {
-        let recreate = format!(
-            "or recreate it with `taskie init {plan} --force`, which restarts the plan at its plan review \
-             (the progress recorded in state.json is lost)"
-        );
-        match self {
-            StateError::NotJson(_) => {
-                format!("{self}; repair it by hand at that position, {recreate}")
-            }
-            StateError::NotObject => format!("{self}; repair it by hand, {recreate}"),
-            _ => self.to_string(),
-        }
-    }
-}
-
-impl fmt::Display for StateError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            StateError::Unreadable(e) => {
-                write!(f, "state.json cannot be read ({e}); check its permissions")
-            }
-            // serde_json's text ends with the line and column of the problem.
-            StateError::NotJson(e) => write!(f, "state.json is not valid JSON ({e})"),
-            StateError::NotObject => f.write_str("state.json must hold a JSON object"),
-            StateError::Fields(problems) => {
-                let parts: Vec<String> =
-                    problems.iter().map(|p| format!("state.json {p}")).collect();
-                f.write_str(&parts.join("; "))
-            }
-        }
-    }
-}
-
 impl Default for State {
     fn default() -> Self {
         State {
-            max_reviews: 8,
+            max_reviews: DEFAULT_MAX_REVIEWS,
             current_task: None,
             phase: String::new(),
             next_phase: None,
             phase_iteration: None,
-            review_model: "opus".into(),
+            review_model: FIRST_MODEL.into(),
             consecutive_clean: 0,
             tdd: false,
             review_failures: 0,
@@ -243,7 +96,7 @@ impl State {
         let mut problems = Vec::new();
         for f in &FIELDS {
             if let Some(v) = state.raw.get(f.name).cloned()
-                && let Err(p) = state.apply(f, &v)
+                && let Err(p) = f.set(&mut state, &v)
             {
                 problems.push(p);
             }
@@ -253,79 +106,6 @@ impl State {
         } else {
             Err(StateError::Fields(problems))
         }
-    }
-
-    /// Sets one field from a JSON value, with the reading rules of SPEC §3.
-    fn apply(&mut self, f: &Field, v: &Value) -> Result<(), FieldProblem> {
-        let bad = || FieldProblem {
-            field: f.name.into(),
-            value: short(v),
-            expected: f.kind.expected(),
-            example: example(f),
-        };
-        match (f.name, f.kind) {
-            (_, Kind::Count { min }) => {
-                let n = count(v).filter(|n| *n >= min).ok_or_else(bad)?;
-                match f.name {
-                    "max_reviews" => self.max_reviews = n,
-                    "consecutive_clean" => self.consecutive_clean = n,
-                    "review_failures" => self.review_failures = n,
-                    _ => self.clean_reviews_required = n,
-                }
-            }
-            (_, Kind::OptionalCount) => {
-                let n = if v.is_null() {
-                    None
-                } else {
-                    Some(count(v).ok_or_else(bad)?)
-                };
-                match f.name {
-                    "current_task" => self.current_task = n,
-                    _ => self.phase_iteration = n,
-                }
-            }
-            (_, Kind::Text) => self.phase = v.as_str().ok_or_else(bad)?.to_owned(),
-            (_, Kind::OptionalPhase) => {
-                self.next_phase = match v {
-                    Value::Null => None,
-                    Value::String(s) => Some(s.clone()),
-                    _ => return Err(bad()),
-                }
-            }
-            (_, Kind::Model) => {
-                let s = v.as_str().filter(|s| valid_model(s)).ok_or_else(bad)?;
-                self.review_model = s.to_owned();
-            }
-            (_, Kind::Flag) => {
-                let b = v.as_bool().ok_or_else(bad)?;
-                match f.name {
-                    "tdd" => self.tdd = b,
-                    _ => self.auto_continue = b,
-                }
-            }
-            (_, Kind::Reviewers) => {
-                let items = v.as_array().ok_or_else(bad)?;
-                let mut list = Vec::with_capacity(items.len());
-                for item in items {
-                    let text = item.as_str().ok_or_else(bad)?;
-                    list.push(Reviewer::parse(text).map_err(|why| FieldProblem {
-                        expected: format!("{} ({why})", f.kind.expected()),
-                        ..bad()
-                    })?);
-                }
-                self.reviewers = list;
-            }
-            (_, Kind::ReviewMode) => {
-                self.review_mode = v.as_str().and_then(Mode::from_name).ok_or_else(bad)?;
-            }
-            (_, Kind::OptionalMoney) => {
-                self.max_cost_usd = match v {
-                    Value::Null => None,
-                    _ => Some(money(v).ok_or_else(bad)?),
-                }
-            }
-        }
-        Ok(())
     }
 
     /// `taskie state set FIELD=VALUE`: the same rules as reading, from command-line text.
@@ -338,27 +118,8 @@ impl State {
                 names.join(", ")
             ));
         };
-        let value = match f.kind {
-            Kind::Text | Kind::Model | Kind::ReviewMode => Value::String(text.into()),
-            // `claude:opus,codex:gpt-5-codex`, or the JSON array itself.
-            Kind::Reviewers if !text.trim_start().starts_with('[') => Value::Array(
-                text.split(',')
-                    .map(str::trim)
-                    .filter(|t| !t.is_empty())
-                    .map(|t| Value::String(t.into()))
-                    .collect(),
-            ),
-            Kind::OptionalPhase if text != "null" && !phase::is_known(text) => {
-                return Err(format!(
-                    "next_phase \"{text}\" is not a phase; use null or one of: {}",
-                    phase::PHASES.join(", ")
-                ));
-            }
-            Kind::OptionalPhase if text == "null" => Value::Null,
-            Kind::OptionalPhase => Value::String(text.into()),
-            _ => serde_json::from_str(text).unwrap_or_else(|_| Value::String(text.into())),
-        };
-        self.apply(f, &value).map_err(|p| p.to_string())
+        let value = field::value_from_text(f, text)?;
+        f.set(self, &value).map_err(|p| p.to_string())
     }
 
     /// The JSON text to store: canonical types, unknown fields and key order kept,
@@ -373,9 +134,10 @@ impl State {
     /// in canonical types; established fields always, optional ones when set.
     fn stored(&self) -> Map<String, Value> {
         let mut out = self.raw.clone();
+        let defaults = State::default();
         for f in &FIELDS {
-            let v = self.value_of(f.name);
-            if f.established || out.contains_key(f.name) || v != f.default_value() {
+            let v = f.get(self);
+            if f.established || out.contains_key(f.name) || v != f.get(&defaults) {
                 out.insert(f.name.into(), v);
             }
         }
@@ -387,7 +149,7 @@ impl State {
     pub fn all_fields(&self) -> Value {
         let mut out = Map::new();
         for f in &FIELDS {
-            out.insert(f.name.into(), self.value_of(f.name));
+            out.insert(f.name.into(), f.get(self));
         }
         for (k, v) in &self.raw {
             out.entry(k.clone()).or_insert_with(|| v.clone());
@@ -435,73 +197,47 @@ impl State {
         )
     }
 
-    /// The canonical JSON value of a known field.
+    /// The canonical JSON value of a field, known or not (`null` when absent).
     pub fn value_of(&self, name: &str) -> Value {
-        match name {
-            "max_reviews" => self.max_reviews.into(),
-            "current_task" => self.current_task.into(),
-            "phase" => self.phase.clone().into(),
-            "next_phase" => self.next_phase.clone().into(),
-            "phase_iteration" => self.phase_iteration.into(),
-            "review_model" => self.review_model.clone().into(),
-            "consecutive_clean" => self.consecutive_clean.into(),
-            "tdd" => self.tdd.into(),
-            "review_failures" => self.review_failures.into(),
-            "clean_reviews_required" => self.clean_reviews_required.into(),
-            "auto_continue" => self.auto_continue.into(),
-            "reviewers" => self
-                .reviewers
-                .iter()
-                .map(|r| Value::String(r.to_string()))
-                .collect(),
-            "review_mode" => self.review_mode.name().into(),
-            "max_cost_usd" => self.max_cost_usd.into(),
-            _ => self.raw.get(name).cloned().unwrap_or(Value::Null),
+        match find_field(name) {
+            Some(f) => f.get(self),
+            None => self.raw.get(name).cloned().unwrap_or(Value::Null),
         }
     }
-}
-
-/// A non-negative integer, or a string holding one (older writers produced those).
-fn count(v: &Value) -> Option<u64> {
-    match v {
-        Value::Number(n) => n.as_u64(),
-        Value::String(s) => crate::model::text::decimal(s),
-        _ => None,
-    }
-}
-
-/// A finite amount ≥ 0, or a string holding one.
-fn money(v: &Value) -> Option<f64> {
-    let n = match v {
-        Value::Number(n) => n.as_f64(),
-        Value::String(s) => s.trim().parse::<f64>().ok(),
-        _ => None,
-    }?;
-    (n.is_finite() && n >= 0.0).then_some(n)
-}
-
-/// A valid value to suggest in a fix; an empty default is shown quoted so the
-/// suggested command still reads as setting a value.
-fn example(f: &Field) -> String {
-    match f.kind {
-        Kind::Reviewers => return "claude:opus,codex:gpt-5-codex".into(),
-        Kind::OptionalMoney => return "5".into(),
-        _ => {}
-    }
-    match f.default.trim_matches('"') {
-        "" => "\"\"".into(),
-        d => d.into(),
-    }
-}
-
-/// A value as shown in a message, cut so a huge value cannot flood the output.
-fn short(v: &Value) -> String {
-    crate::model::text::clip(&v.to_string(), 61)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_table_has_every_field() {
+        // Naming every field without `..`: a field added to `State` fails to compile
+        // here, as a reminder to add it to `field::FIELDS` and to this list.
+        let State {
+            max_reviews: _,
+            current_task: _,
+            phase: _,
+            next_phase: _,
+            phase_iteration: _,
+            review_model: _,
+            consecutive_clean: _,
+            tdd: _,
+            review_failures: _,
+            clean_reviews_required: _,
+            auto_continue: _,
+            reviewers: _,
+            review_mode: _,
+            max_cost_usd: _,
+            raw: _,
+        } = State::default();
+        let owned = 14;
+        assert_eq!(
+            FIELDS.len(),
+            owned,
+            "every field but raw is in field::FIELDS"
+        );
+    }
 
     fn parse(s: &str) -> Result<State, StateError> {
         State::parse(s.as_bytes())
