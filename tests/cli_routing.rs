@@ -152,7 +152,7 @@ fn a_hard_stopped_cycle_asks_the_human_with_the_resolving_commands() {
         &v,
         "ask-human",
         Value::Null,
-        "reached its limit of 3 reviews per cycle",
+        "plan-review ran the 3 reviews its cycle allows (max_reviews)",
     );
     let reason = v["reason"].as_str().unwrap();
     assert!(

@@ -3,7 +3,7 @@
 
 use crate::commands::Invocation;
 use crate::error::Error;
-use crate::model::cycle::{self, StopReason};
+use crate::model::cycle;
 use crate::model::facts::Facts;
 use crate::model::phase::{self, Phase, Review};
 use crate::model::plan_file;
@@ -358,35 +358,14 @@ fn next_review(f: &Facts, s: &State, r: Review, k: u64, why: String) -> Route {
 /// with the commands that resolve it.
 fn hard_stop(f: &Facts, s: &State, r: Review) -> Option<String> {
     let reason = cycle::hard_stop(s, f.spent_usd)?;
-    let p = f.plan;
     let target = cycle::advance_target(r, s, f.tasks);
-    let advance = format!("`taskie advance --plan {p}` accepts the work and moves on to {target}");
-    match reason {
-        StopReason::ReviewerFailuresExhausted => Some(format!(
-            "the {r} reviewer failed {} times in a row, so reviews are hard-stopped; ask the human: after fixing \
-             the reviewer, `taskie state set --plan {p} review_failures=0` retries it, or {advance} \
-             (details: `taskie status --plan {p}`)",
-            s.review_failures
-        )),
-        StopReason::MaxReviewsReached => Some(format!(
-            "{r} reached its limit of {} per cycle (max_reviews), so it is hard-stopped; ask the human: \
-             `taskie state set --plan {p} max_reviews={}` allows more reviews, or {advance} \
-             (details: `taskie status --plan {p}`)",
-            if s.max_reviews == 1 {
-                "1 review".to_string()
-            } else {
-                format!("{} reviews", s.max_reviews)
-            },
-            s.max_reviews.saturating_add(4)
-        )),
-        StopReason::BudgetExhausted => Some(format!(
-            "the plan's reviews have cost ${} of its ${} budget (max_cost_usd), so reviews are hard-stopped; \
-             ask the human: `taskie state set --plan {p} max_cost_usd=<more>` raises the budget, or {advance} \
-             (details: `taskie status --plan {p}`)",
-            crate::model::spend::dollars(f.spent_usd),
-            crate::model::spend::dollars(s.max_cost_usd.unwrap_or(0.0))
-        )),
-    }
+    let (why, remedies) =
+        cycle::explain_stop(f.plan, reason, r, s, f.spent_usd, &target.to_string());
+    Some(format!(
+        "{why}, so reviews are hard-stopped; ask the human: {} (details: `taskie status --plan {}`)",
+        cycle::remedies_text(&remedies),
+        f.plan
+    ))
 }
 
 fn no_current_task(f: &Facts, r: Review) -> Route {

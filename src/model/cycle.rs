@@ -119,6 +119,91 @@ pub struct HardStop {
     pub spent_usd: f64,
 }
 
+/// A command that resolves a hard stop, and what it does.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize, Default)]
+#[serde(default)]
+pub struct Remedy {
+    pub command: String,
+    pub description: String,
+}
+
+/// Why review `r` of plan `plan` is hard-stopped, and the commands that resolve it, last
+/// always `taskie advance`: the one home of this advice for the hook's message, the
+/// diagnostics file and `taskie continue-plan`. `target` is where an advance goes.
+pub fn explain_stop(
+    plan: &str,
+    reason: StopReason,
+    r: Review,
+    s: &State,
+    spent_usd: f64,
+    target: &str,
+) -> (String, Vec<Remedy>) {
+    let next = s.phase_iteration.unwrap_or(0).saturating_add(1);
+    let (why, first) = match reason {
+        StopReason::MaxReviewsReached => {
+            let more = s.max_reviews.saturating_add(4);
+            (
+                format!(
+                    "{r} ran the {} its cycle allows (max_reviews) without {} clean reviews in a row",
+                    if s.max_reviews == 1 {
+                        "1 review".to_string()
+                    } else {
+                        format!("{} reviews", s.max_reviews)
+                    },
+                    s.clean_reviews_required
+                ),
+                Remedy {
+                    command: format!("taskie state set --plan {plan} max_reviews={more}"),
+                    description: format!(
+                        "allow {more} reviews in this cycle; the next stop runs review #{next}"
+                    ),
+                },
+            )
+        }
+        StopReason::ReviewerFailuresExhausted => (
+            format!("the {r} reviewer failed {} times in a row", s.review_failures),
+            Remedy {
+                command: format!("taskie state set --plan {plan} review_failures=0"),
+                description: "after fixing the reviewer (see the review-*.log files in .taskie/logs/), retry \
+                              the review at the next stop"
+                    .into(),
+            },
+        ),
+        StopReason::BudgetExhausted => {
+            let budget = s.max_cost_usd.unwrap_or(0.0);
+            // Room for about as many reviews again as the budget has paid for so far.
+            let more = spend::dollars((budget * 2.0).max(spent_usd + 1.0).ceil());
+            (
+                format!(
+                    "the plan's reviews have cost ${} of its ${} budget (max_cost_usd)",
+                    spend::dollars(spent_usd),
+                    spend::dollars(budget)
+                ),
+                Remedy {
+                    command: format!("taskie state set --plan {plan} max_cost_usd={more}"),
+                    description: format!(
+                        "raise the plan's review budget to ${more}; the next stop runs review #{next}"
+                    ),
+                },
+            )
+        }
+    };
+    let advance = Remedy {
+        command: format!("taskie advance --plan {plan}"),
+        description: format!("accept the work as it is and move on to {target}"),
+    };
+    (why, vec![first, advance])
+}
+
+/// Remedies as one sentence: "`cmd` (what it does), or `cmd` (what it does)".
+pub fn remedies_text(remedies: &[Remedy]) -> String {
+    let parts: Vec<String> = remedies
+        .iter()
+        .map(|a| format!("`{}` ({})", a.command, a.description))
+        .collect();
+    parts.join(", or ")
+}
+
 #[derive(Debug, Clone, PartialEq)]
 pub struct Due {
     pub review: Review,

@@ -1,8 +1,7 @@
 //! What a hard stop leaves for the human (SPEC §10): `<plan>-diagnostics.json` and a
 //! compact message with the commands that resolve it.
 
-use crate::model::cycle::{HardStop, StopReason, advance_target};
-use crate::model::spend::dollars;
+use crate::model::cycle::{HardStop, Remedy, advance_target, explain_stop, remedies_text};
 use crate::model::tasks::TaskRow;
 use serde::{Deserialize, Serialize};
 
@@ -36,7 +35,7 @@ pub struct Diagnostics {
     /// The newest review file of the cycle, relative to the project.
     pub last_review: Option<String>,
     pub findings: Vec<String>,
-    pub suggested_actions: Vec<Action>,
+    pub suggested_actions: Vec<Remedy>,
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
@@ -44,14 +43,6 @@ pub struct Diagnostics {
 pub struct IterationVerdict {
     pub iteration: u64,
     pub verdict: String,
-}
-
-/// A command that resolves the stop, and what it does.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, Default)]
-#[serde(default)]
-pub struct Action {
-    pub command: String,
-    pub description: String,
 }
 
 impl Diagnostics {
@@ -82,56 +73,7 @@ pub fn build(
     let findings = last_review
         .map(|(_, text)| findings(text))
         .unwrap_or_default();
-    let mut actions = Vec::new();
-    let why = match stop.reason {
-        StopReason::MaxReviewsReached => {
-            let more = s.max_reviews.saturating_add(4);
-            actions.push(Action {
-                command: format!("taskie state set --plan {plan} max_reviews={more}"),
-                description: format!(
-                    "allow {more} reviews in this cycle; the next stop runs review #{}",
-                    stop.iterations.saturating_add(1)
-                ),
-            });
-            format!(
-                "{r} used all {} reviews of its cycle without {} clean reviews in a row",
-                s.max_reviews, s.clean_reviews_required
-            )
-        }
-        StopReason::ReviewerFailuresExhausted => {
-            actions.push(Action {
-                command: format!("taskie state set --plan {plan} review_failures=0"),
-                description: "after fixing the reviewer (see the review-*.log files in .taskie/logs/), retry the \
-                              review at the next stop"
-                    .into(),
-            });
-            format!(
-                "the {r} reviewer failed {} times in a row",
-                s.review_failures
-            )
-        }
-        StopReason::BudgetExhausted => {
-            let budget = s.max_cost_usd.unwrap_or(0.0);
-            // Room for about as many reviews again as the budget has paid for so far.
-            let more = dollars((budget * 2.0).max(stop.spent_usd + 1.0).ceil());
-            actions.push(Action {
-                command: format!("taskie state set --plan {plan} max_cost_usd={more}"),
-                description: format!(
-                    "raise the plan's review budget to ${more}; the next stop runs review #{}",
-                    stop.iterations.saturating_add(1)
-                ),
-            });
-            format!(
-                "the plan's reviews have cost ${} of its ${} budget (max_cost_usd)",
-                dollars(stop.spent_usd),
-                dollars(budget)
-            )
-        }
-    };
-    actions.push(Action {
-        command: format!("taskie advance --plan {plan}"),
-        description: format!("accept the work as it is and move on to {target}"),
-    });
+    let (why, actions) = explain_stop(plan, stop.reason, r, s, stop.spent_usd, &target.to_string());
 
     let mut msg = format!(
         "Taskie: hard stop for plan '{plan}': {why}, so no review runs and state.json is unchanged."
@@ -148,13 +90,9 @@ pub fn build(
             msg.push_str(&format!(" — findings: {}.", findings.join("; ")));
         }
     }
-    let cmds: Vec<String> = actions
-        .iter()
-        .map(|a| format!("`{}` ({})", a.command, a.description))
-        .collect();
     msg.push_str(&format!(
         " To resolve: {}. Details: .taskie/logs/{}",
-        cmds.join(", or "),
+        remedies_text(&actions),
         file_name(plan)
     ));
     let diag = Diagnostics {
