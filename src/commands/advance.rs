@@ -30,10 +30,7 @@ pub fn advance(f: &Facts, s: &State) -> Result<(State, String), Error> {
     }
     let iterations = s.phase_iteration.unwrap_or(0);
     let mut next = s.clone();
-    cycle::apply_advance(&mut next, r, f.tasks, iterations);
-    // The cycle ends by decision, not by a clean streak; a new cycle starts from zero.
-    next.consecutive_clean = 0;
-    next.review_failures = 0;
+    cycle::advance_by_decision(&mut next, r, f.tasks, iterations);
     let task = s
         .current_task
         .filter(|_| r == Review::Code)

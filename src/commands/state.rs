@@ -106,10 +106,7 @@ pub fn get(
 fn known(name: &str) -> Result<(), Error> {
     match find_field(name) {
         Some(_) => Ok(()),
-        None => Err(Error::Refused(format!(
-            "unknown field \"{name}\"; the fields are: {}",
-            FIELDS.iter().map(|f| f.name).collect::<Vec<_>>().join(", ")
-        ))),
+        None => Err(Error::Refused(crate::model::state::unknown_field(name))),
     }
 }
 

@@ -167,14 +167,9 @@ fn status_of(f: &Facts, s: &State, r: Review, k: u64) -> CycleStatus {
     }
 }
 
-/// Who does the next review: `review_model`, or the `reviewers` entries due (SPEC §18).
+/// Who does the next review (SPEC §18).
 fn next_reviewers(s: &State, k: u64) -> String {
-    if s.reviewers.is_empty() {
-        return s.review_model.clone();
-    }
-    let (list, _, _) = cycle::reviewers_for(s, k.saturating_add(1), 0.0);
-    let names: Vec<String> = list.iter().map(ToString::to_string).collect();
-    names.join(",")
+    cycle::reviewer_label(s, k.saturating_add(1))
 }
 
 /// Whether a diagnostics object is about this cycle at this iteration.

@@ -103,9 +103,7 @@ pub fn decide(f: &Facts) -> Step {
     let done_so_far = base.phase_iteration.unwrap_or(0);
     if base.max_reviews == 0 {
         let mut next = base.clone();
-        cycle::apply_advance(&mut next, r, f.tasks, 0);
-        next.consecutive_clean = 0;
-        next.review_failures = 0;
+        cycle::advance_by_decision(&mut next, r, f.tasks, 0);
         let target = cycle::advance_target(r, &base, f.tasks);
         let mut rec = record(f, Path::ReviewsDisabled, Some(state), Some(&next));
         rec.review = Some(r.name());
@@ -147,13 +145,7 @@ pub fn decide(f: &Facts) -> Step {
     }
     let task = base.current_task.filter(|_| r == Review::Code);
     let (reviewers, panel, budget_left) = cycle::reviewers_for(&base, n, f.spent_usd);
-    // The record's model: `review_model` for the §8 reviewer, else who reviewed.
-    let model = if base.reviewers.is_empty() {
-        base.review_model.clone()
-    } else {
-        let names: Vec<String> = reviewers.iter().map(ToString::to_string).collect();
-        names.join(",")
-    };
+    let model = cycle::reviewer_label(&base, n);
     Step::Review(Due {
         review: r,
         iteration: n,

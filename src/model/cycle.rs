@@ -56,6 +56,17 @@ pub fn hard_stop(s: &State, plan_spent_usd: f64) -> Option<StopReason> {
     }
 }
 
+/// Who reviews at iteration `n`, as the event log and `taskie status` name it:
+/// `review_model` for the §8 reviewer, else the `reviewers` entries due, comma-separated.
+pub fn reviewer_label(s: &State, n: u64) -> String {
+    if s.reviewers.is_empty() {
+        return s.review_model.clone();
+    }
+    let (list, _, _) = reviewers_for(s, n, 0.0);
+    let names: Vec<String> = list.iter().map(ToString::to_string).collect();
+    names.join(",")
+}
+
 /// Who reviews at iteration `n` of state `s`, whether as a panel, and what budget is
 /// left after `spent_usd` (SPEC §18).
 pub fn reviewers_for(s: &State, n: u64, spent_usd: f64) -> (Vec<Reviewer>, bool, Option<f64>) {
@@ -282,6 +293,14 @@ pub fn apply_advance(state: &mut State, r: Review, tasks: &[TaskRow], iteration:
         // The whole-implementation review is a new cycle (SPEC §6).
         reset(state);
     }
+}
+
+/// [`apply_advance`] when a decision ends the cycle rather than a clean streak (`taskie
+/// advance`, reviews disabled): the next cycle starts from zero.
+pub fn advance_by_decision(state: &mut State, r: Review, tasks: &[TaskRow], iteration: u64) {
+    apply_advance(state, r, tasks, iteration);
+    state.consecutive_clean = 0;
+    state.review_failures = 0;
 }
 
 /// A task's id for comparisons: its number when it has one, else its text.

@@ -344,6 +344,15 @@ pub fn find_field(name: &str) -> Option<&'static Field> {
     FIELDS.iter().find(|f| f.name == name)
 }
 
+/// The refusal of a name that is not a field.
+pub fn unknown_field(name: &str) -> String {
+    let names: Vec<&str> = FIELDS.iter().map(|f| f.name).collect();
+    format!(
+        "unknown field \"{name}\"; the fields are: {}",
+        names.join(", ")
+    )
+}
+
 /// `taskie state set FIELD=VALUE`: the command-line text of `f` as the JSON value the
 /// reading rules take. `next_phase` must also be a known phase name here.
 pub fn value_from_text(f: &Field, text: &str) -> Result<Value, String> {

@@ -6,7 +6,7 @@ mod error;
 mod field;
 
 pub use error::{FieldProblem, StateError};
-pub use field::{FIELDS, Field, Slot, ValueKind, fields_help, find_field};
+pub use field::{FIELDS, Field, Slot, ValueKind, fields_help, find_field, unknown_field};
 
 use crate::model::phase::Phase;
 use crate::model::reviewers::{Mode, Reviewer};
@@ -112,11 +112,7 @@ impl State {
     /// `next_phase` must also be a known phase name here.
     pub fn set_from_text(&mut self, name: &str, text: &str) -> Result<(), String> {
         let Some(f) = find_field(name) else {
-            let names: Vec<&str> = FIELDS.iter().map(|f| f.name).collect();
-            return Err(format!(
-                "unknown field \"{name}\"; the fields are: {}",
-                names.join(", ")
-            ));
+            return Err(unknown_field(name));
         };
         let value = field::value_from_text(f, text)?;
         f.set(self, &value).map_err(|p| p.to_string())
