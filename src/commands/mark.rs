@@ -30,25 +30,31 @@ pub enum Mark {
 }
 
 impl Mark {
-    /// Every mark. `new-plan` is not one: `taskie init` records it.
-    pub const ALL: [Mark; 16] = [
-        Mark::CreateTasks,
-        Mark::CompleteTask { tdd: false },
-        Mark::CompleteTask { tdd: true },
-        Mark::NextTask { tdd: false },
-        Mark::NextTask { tdd: true },
-        Mark::ContinueTask,
-        Mark::Post(Review::Plan),
-        Mark::Post(Review::Tasks),
-        Mark::Post(Review::Code),
-        Mark::Post(Review::AllCode),
-        Mark::Review(Review::Plan),
-        Mark::Review(Review::Tasks),
-        Mark::Review(Review::Code),
-        Mark::Review(Review::AllCode),
-        Mark::AddTask,
-        Mark::Complete,
-    ];
+    /// The mark that records phase `p`. `new-plan` has none: `taskie init` records it.
+    /// Exhaustive, so a new phase cannot be forgotten here.
+    pub fn from_phase(p: Phase) -> Option<Mark> {
+        Some(match p {
+            Phase::NewPlan => return None,
+            Phase::CreateTasks => Mark::CreateTasks,
+            Phase::CompleteTask => Mark::CompleteTask { tdd: false },
+            Phase::CompleteTaskTdd => Mark::CompleteTask { tdd: true },
+            Phase::NextTask => Mark::NextTask { tdd: false },
+            Phase::NextTaskTdd => Mark::NextTask { tdd: true },
+            Phase::ContinueTask => Mark::ContinueTask,
+            Phase::AddTask => Mark::AddTask,
+            Phase::Complete => Mark::Complete,
+            p => match (p.review(), p.post_review_of()) {
+                (Some(r), _) => Mark::Review(r),
+                (_, Some(r)) => Mark::Post(r),
+                _ => return None,
+            },
+        })
+    }
+
+    /// Every mark, in phase order.
+    pub fn all() -> impl Iterator<Item = Mark> {
+        Phase::ALL.iter().copied().filter_map(Mark::from_phase)
+    }
 
     /// The phase the mark records.
     pub fn phase(self) -> Phase {
@@ -70,7 +76,7 @@ impl Mark {
     }
 
     pub fn parse(name: &str) -> Option<Mark> {
-        Mark::ALL.into_iter().find(|m| m.name() == name)
+        Phase::parse(name).and_then(Mark::from_phase)
     }
 
     /// For clap: a mark name, or an error listing them all.
@@ -93,7 +99,7 @@ impl Mark {
 }
 
 fn names() -> Vec<&'static str> {
-    Mark::ALL.iter().map(|m| m.name()).collect()
+    Mark::all().map(Mark::name).collect()
 }
 
 /// What a successful mark leads to.
@@ -277,8 +283,7 @@ fn waiting(s: &State) -> String {
 }
 
 fn refusal(s: &State, mark: Mark, why: &str) -> String {
-    let fitting: Vec<&str> = Mark::ALL
-        .into_iter()
+    let fitting: Vec<&str> = Mark::all()
         .filter(|m| fits(s, *m).is_ok())
         .map(Mark::name)
         .collect();
@@ -399,9 +404,11 @@ mod tests {
 
     #[test]
     fn every_mark_name_parses_back() {
-        for m in Mark::ALL {
+        for m in Mark::all() {
             assert_eq!(Mark::parse(m.name()), Some(m));
+            assert_eq!(m.phase().name(), m.name());
         }
+        assert_eq!(Mark::all().count(), 16, "every phase but new-plan");
         assert!(
             Mark::parse_arg("new-plan")
                 .unwrap_err()

@@ -11,7 +11,7 @@ use crate::model::phase::{self, Phase, Review};
 use crate::model::plan_file::{PlanFile, post_file, review_file};
 use crate::model::state::{State, StateError};
 use crate::model::verdict::Verdict;
-use crate::store::event_log::{Path, Record};
+use crate::store::event_log::{Branch, Record};
 
 /// The result of the steps before the reviewer.
 #[derive(Debug)]
@@ -43,7 +43,11 @@ pub fn decide(f: &Facts) -> Step {
         } else {
             Answer::block(text)
         };
-        return done(answer, None, record(f, Path::ValidationFailed, None, None));
+        return done(
+            answer,
+            None,
+            record(f, Branch::ValidationFailed, None, None),
+        );
     }
     // Step 9: state.
     let state = match f.state {
@@ -52,12 +56,12 @@ pub fn decide(f: &Facts) -> Step {
             return done(
                 Answer::Allow(None),
                 None,
-                record(f, Path::NoReviewDue, None, None),
+                record(f, Branch::NoReviewDue, None, None),
             );
         }
         Err(e) => {
             let answer = Answer::allow(message::state_error(f.plan, e));
-            return done(answer, None, record(f, Path::StateError, None, None));
+            return done(answer, None, record(f, Branch::StateError, None, None));
         }
     };
     // Step 10: post-review detection.
@@ -68,7 +72,11 @@ pub fn decide(f: &Facts) -> Step {
     {
         let Some(post) = post_file(r, n, state.current_task) else {
             let answer = Answer::allow(message::no_current_task(f.plan, r));
-            return done(answer, None, record(f, Path::StateError, Some(state), None));
+            return done(
+                answer,
+                None,
+                record(f, Branch::StateError, Some(state), None),
+            );
         };
         let review_missing =
             review_file(r, n, state.current_task).is_some_and(|name| !f.has_file(&name));
@@ -81,7 +89,7 @@ pub fn decide(f: &Facts) -> Step {
             base = cycle::rewind(state, r, n);
         } else {
             let answer = Answer::allow(message::post_review_owed(f.plan, r, n, &f.rel(&post)));
-            let mut rec = record(f, Path::PostReviewPending, Some(state), None);
+            let mut rec = record(f, Branch::PostReviewPending, Some(state), None);
             rec.review = Some(r.name());
             rec.iteration = Some(n);
             return done(answer, None, rec);
@@ -96,7 +104,7 @@ pub fn decide(f: &Facts) -> Step {
         return done(
             answer,
             None,
-            record(f, Path::NoReviewDue, Some(state), None),
+            record(f, Branch::NoReviewDue, Some(state), None),
         );
     };
     // Step 12–13.
@@ -105,7 +113,7 @@ pub fn decide(f: &Facts) -> Step {
         let mut next = base.clone();
         cycle::advance_by_decision(&mut next, r, f.tasks, 0);
         let target = cycle::advance_target(r, &base, f.tasks);
-        let mut rec = record(f, Path::ReviewsDisabled, Some(state), Some(&next));
+        let mut rec = record(f, Branch::ReviewsDisabled, Some(state), Some(&next));
         rec.review = Some(r.name());
         return done(
             Answer::allow(message::reviews_disabled(target)),
@@ -117,7 +125,7 @@ pub fn decide(f: &Facts) -> Step {
     let n = done_so_far.saturating_add(1);
     if let Some(reason) = cycle::hard_stop(&base, f.spent_usd) {
         let last_review = newest_review(f, r, base.current_task, done_so_far.max(1));
-        let mut rec = record(f, Path::HardStop, Some(state), None);
+        let mut rec = record(f, Branch::HardStop, Some(state), None);
         rec.outcome = "allow";
         rec.review = Some(r.name());
         rec.iteration = Some(done_so_far);
@@ -134,7 +142,7 @@ pub fn decide(f: &Facts) -> Step {
     }
     // Step 15.
     if let Some(missing) = missing_precondition(f, r, &base) {
-        let mut rec = record(f, Path::PreconditionMissing, Some(state), None);
+        let mut rec = record(f, Branch::PreconditionMissing, Some(state), None);
         rec.review = Some(r.name());
         rec.iteration = Some(n);
         return done(
@@ -164,7 +172,7 @@ pub fn decide(f: &Facts) -> Step {
 /// SPEC §5 steps 16–17: the new state and answer once the reviewer has run.
 pub fn conclude(f: &Facts, due: &Due, reviewed: &Reviewed) -> Outcome {
     let r = due.review;
-    let mut rec = record(f, Path::ReviewerFailed, Some(&due.read), None);
+    let mut rec = record(f, Branch::ReviewerFailed, Some(&due.read), None);
     rec.review = Some(r.name());
     rec.iteration = Some(due.iteration);
     rec.model = Some(due.model.clone());
@@ -203,7 +211,7 @@ pub fn conclude(f: &Facts, due: &Due, reviewed: &Reviewed) -> Outcome {
     if streak >= next.clean_reviews_required {
         let target = cycle::advance_target(r, &next, f.tasks);
         cycle::apply_advance(&mut next, r, f.tasks, due.iteration);
-        rec.path = Path::Advanced;
+        rec.path = Branch::Advanced;
         rec.after(&next);
         let answer = if next.auto_continue && target != Phase::Complete {
             Answer::block(message::auto_continue(r, streak, target))
@@ -216,7 +224,7 @@ pub fn conclude(f: &Facts, due: &Due, reviewed: &Reviewed) -> Outcome {
     next.set_phase(r.phase());
     next.schedule(Some(r.post_phase()));
     next.phase_iteration = Some(due.iteration);
-    rec.path = Path::ReviewBlocked;
+    rec.path = Branch::ReviewBlocked;
     rec.after(&next);
     let reason = message::address_review(
         f,
@@ -263,7 +271,7 @@ pub fn state_edited(
     if write.is_none() {
         text.push_str(" state.json was not written.");
     }
-    rec.path = Path::ReviewerFailed;
+    rec.path = Branch::ReviewerFailed;
     rec.verdict = None;
     rec.verdict_source = None;
     finish(Answer::allow(text), write, rec)
@@ -329,7 +337,7 @@ fn finish(answer: Answer, write: Option<State>, mut record: Record) -> Outcome {
     }
 }
 
-fn record(f: &Facts, path: Path, before: Option<&State>, after: Option<&State>) -> Record {
+fn record(f: &Facts, path: Branch, before: Option<&State>, after: Option<&State>) -> Record {
     let mut rec = Record {
         plan: f.plan.to_owned(),
         path,
@@ -352,7 +360,7 @@ mod tests {
     use crate::model::cycle::StopReason;
     use crate::model::tasks::TaskRow;
     use crate::model::verdict::Reading;
-    use crate::store::event_log::Path;
+    use crate::store::event_log::Branch;
 
     struct Plan {
         errors: Vec<crate::model::validate::StructureError>,
@@ -431,7 +439,7 @@ mod tests {
         p.errors = vec![crate::model::validate::StructureError::MissingPlan];
         let o = done(decide(&p.facts()));
         assert!(o.answer.is_block());
-        assert_eq!(o.record.path, Path::ValidationFailed);
+        assert_eq!(o.record.path, Branch::ValidationFailed);
         p.active = true;
         let o = done(decide(&p.facts()));
         assert!(!o.answer.is_block());
@@ -467,7 +475,7 @@ mod tests {
         assert!(d.panel);
         assert_eq!(d.model, "claude:opus,codex:gpt-5-codex");
         let o = conclude(&f, &d, &verdict(Verdict::Pass));
-        assert_eq!(o.record.path, Path::Advanced);
+        assert_eq!(o.record.path, Branch::Advanced);
         assert_eq!(o.write.unwrap().next_phase.as_deref(), Some("create-tasks"));
 
         let p = plan(&state.replace("panel", "alternate"));
@@ -476,7 +484,7 @@ mod tests {
         assert!(!d.panel);
         assert_eq!(d.model, "claude:opus");
         let o = conclude(&f, &d, &verdict(Verdict::Pass));
-        assert_eq!(o.record.path, Path::ReviewBlocked);
+        assert_eq!(o.record.path, Branch::ReviewBlocked);
         assert_eq!(o.write.unwrap().consecutive_clean, 1);
     }
 
@@ -490,7 +498,7 @@ mod tests {
         match decide(&f) {
             Step::HardStop(stop, rec) => {
                 assert_eq!(stop.reason, cycle::StopReason::BudgetExhausted);
-                assert_eq!((stop.spent_usd, rec.path), (1.0, Path::HardStop));
+                assert_eq!((stop.spent_usd, rec.path), (1.0, Branch::HardStop));
             }
             other => panic!("expected a hard stop, got {other:?}"),
         }
@@ -553,7 +561,7 @@ mod tests {
         expected.review_failures = 1;
         assert_eq!(o.write, Some(expected));
         assert!(!o.answer.is_block());
-        assert_eq!(o.record.path, Path::ReviewerFailed);
+        assert_eq!(o.record.path, Branch::ReviewerFailed);
     }
 
     #[test]
@@ -584,6 +592,6 @@ mod tests {
         let f = p.facts();
         let o = conclude(&f, &due(decide(&f)), &verdict(Verdict::Pass));
         assert!(!o.answer.is_block());
-        assert_eq!(o.record.path, Path::Advanced);
+        assert_eq!(o.record.path, Branch::Advanced);
     }
 }

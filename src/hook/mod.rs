@@ -9,7 +9,7 @@ use crate::model::cycle::HardStop;
 use crate::model::facts::Facts;
 use crate::model::state::State;
 use crate::reviewer;
-use crate::store::event_log::{self, Path as Branch, Record};
+use crate::store::event_log::{self, Branch, Record};
 use crate::store::lock::{self, PlanLock};
 use crate::store::project::{self, Project};
 use crate::store::select::{self, SelectError, Selected};

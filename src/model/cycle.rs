@@ -99,7 +99,9 @@ pub fn rewind(s: &State, r: Review, n: u64) -> State {
     back
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+/// Why a cycle is hard-stopped; the names are the diagnostics file's `stop_reason`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, strum::IntoStaticStr)]
+#[strum(serialize_all = "snake_case")]
 pub enum StopReason {
     MaxReviewsReached,
     ReviewerFailuresExhausted,
@@ -108,11 +110,7 @@ pub enum StopReason {
 
 impl StopReason {
     pub fn as_str(self) -> &'static str {
-        match self {
-            StopReason::MaxReviewsReached => "max_reviews_reached",
-            StopReason::ReviewerFailuresExhausted => "reviewer_failures_exhausted",
-            StopReason::BudgetExhausted => "budget_exhausted",
-        }
+        self.into()
     }
 }
 

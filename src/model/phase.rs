@@ -3,33 +3,27 @@
 use serde::{Serialize, Serializer};
 use std::fmt;
 
-/// Every name `next_phase` may hold.
-pub const PHASES: [&str; 17] = [
-    "new-plan",
-    "plan-review",
-    "post-plan-review",
-    "create-tasks",
-    "tasks-review",
-    "post-tasks-review",
-    "next-task",
-    "next-task-tdd",
-    "complete-task",
-    "complete-task-tdd",
-    "continue-task",
-    "code-review",
-    "post-code-review",
-    "all-code-review",
-    "post-all-code-review",
-    "add-task",
-    "complete",
-];
+/// Every name `next_phase` may hold, in declaration order (derived from [`Phase`]).
+pub const PHASES: &[&str] = <Phase as strum::VariantNames>::VARIANTS;
 
 pub fn is_known(name: &str) -> bool {
     Phase::parse(name).is_some()
 }
 
-/// One of the 17 phase names of SPEC §3, in the order of [`PHASES`].
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+/// One of the 17 phase names of SPEC §3; each is spelt as its variant in kebab case.
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    strum::EnumString,
+    strum::IntoStaticStr,
+    strum::VariantNames,
+    strum::VariantArray,
+)]
+#[strum(serialize_all = "kebab-case")]
 pub enum Phase {
     NewPlan,
     PlanReview,
@@ -51,46 +45,25 @@ pub enum Phase {
 }
 
 impl Phase {
-    /// Every phase, in the order of [`PHASES`] (a unit test keeps the two aligned).
-    pub const ALL: [Phase; 17] = [
-        Phase::NewPlan,
-        Phase::PlanReview,
-        Phase::PostPlanReview,
-        Phase::CreateTasks,
-        Phase::TasksReview,
-        Phase::PostTasksReview,
-        Phase::NextTask,
-        Phase::NextTaskTdd,
-        Phase::CompleteTask,
-        Phase::CompleteTaskTdd,
-        Phase::ContinueTask,
-        Phase::CodeReview,
-        Phase::PostCodeReview,
-        Phase::AllCodeReview,
-        Phase::PostAllCodeReview,
-        Phase::AddTask,
-        Phase::Complete,
-    ];
+    /// Every phase, in the order of [`PHASES`].
+    pub const ALL: &[Phase] = <Phase as strum::VariantArray>::VARIANTS;
 
     pub fn name(self) -> &'static str {
-        PHASES[self as usize]
+        self.into()
     }
 
     pub fn parse(name: &str) -> Option<Phase> {
-        PHASES
-            .iter()
-            .position(|p| *p == name)
-            .map(|i| Phase::ALL[i])
+        name.parse().ok()
     }
 
     /// The review this phase is, if it is one of the four review phases.
     pub fn review(self) -> Option<Review> {
-        Review::ALL.into_iter().find(|r| r.phase() == self)
+        Review::ALL.iter().copied().find(|r| r.phase() == self)
     }
 
     /// The review R when this phase is its post-review `post-R`.
     pub fn post_review_of(self) -> Option<Review> {
-        Review::ALL.into_iter().find(|r| r.post_phase() == self)
+        Review::ALL.iter().copied().find(|r| r.post_phase() == self)
     }
 
     /// Phases after which implementation work may be unfinished (SPEC §13).
@@ -122,7 +95,7 @@ impl fmt::Display for Phase {
 }
 
 /// One of the four phases whose due-ness makes the hook run a reviewer.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, strum::VariantArray)]
 pub enum Review {
     Plan,
     Tasks,
@@ -131,7 +104,7 @@ pub enum Review {
 }
 
 impl Review {
-    pub const ALL: [Review; 4] = [Review::Plan, Review::Tasks, Review::Code, Review::AllCode];
+    pub const ALL: &[Review] = <Review as strum::VariantArray>::VARIANTS;
 
     /// The review phase R.
     pub fn phase(self) -> Phase {
@@ -198,7 +171,7 @@ mod tests {
 
     #[test]
     fn review_names_round_trip() {
-        for r in Review::ALL {
+        for &r in Review::ALL {
             assert_eq!(Review::from_name(r.name()), Some(r));
             assert_eq!(Review::from_post_name(r.post_name()), Some(r));
             assert!(is_known(r.name()) && is_known(r.post_name()));
@@ -208,7 +181,7 @@ mod tests {
 
     #[test]
     fn every_phase_name_parses_back_to_its_phase() {
-        for (i, p) in Phase::ALL.into_iter().enumerate() {
+        for (i, &p) in Phase::ALL.iter().enumerate() {
             assert_eq!(p.name(), PHASES[i]);
             assert_eq!(Phase::parse(p.name()), Some(p));
         }
@@ -219,11 +192,13 @@ mod tests {
     #[test]
     fn exactly_four_phases_are_reviews_and_four_are_their_post_reviews() {
         let reviews: Vec<Phase> = Phase::ALL
-            .into_iter()
+            .iter()
+            .copied()
             .filter(|p| p.review().is_some())
             .collect();
         let posts: Vec<Phase> = Phase::ALL
-            .into_iter()
+            .iter()
+            .copied()
             .filter(|p| p.post_review_of().is_some())
             .collect();
         assert_eq!(

@@ -11,7 +11,18 @@ pub fn valid_model(s: &str) -> bool {
 }
 
 /// A reviewer program family; each has its own command line and output (SPEC §18).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[derive(
+    Debug,
+    Clone,
+    Copy,
+    PartialEq,
+    Eq,
+    Hash,
+    strum::EnumString,
+    strum::IntoStaticStr,
+    strum::VariantArray,
+)]
+#[strum(serialize_all = "lowercase")]
 pub enum Kind {
     Claude,
     Codex,
@@ -19,18 +30,14 @@ pub enum Kind {
 }
 
 impl Kind {
-    pub const ALL: [Kind; 3] = [Kind::Claude, Kind::Codex, Kind::Gemini];
+    pub const ALL: &[Kind] = <Kind as strum::VariantArray>::VARIANTS;
 
     pub fn name(self) -> &'static str {
-        match self {
-            Kind::Claude => "claude",
-            Kind::Codex => "codex",
-            Kind::Gemini => "gemini",
-        }
+        self.into()
     }
 
     pub fn from_name(name: &str) -> Option<Kind> {
-        Kind::ALL.into_iter().find(|k| k.name() == name)
+        name.parse().ok()
     }
 
     /// The environment variable naming the program, and its default.
@@ -79,7 +86,8 @@ impl fmt::Display for Reviewer {
 }
 
 /// `review_mode`: one reviewer per iteration in turn, or all of them together.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, strum::EnumString, strum::IntoStaticStr)]
+#[strum(serialize_all = "lowercase")]
 pub enum Mode {
     #[default]
     Alternate,
@@ -88,16 +96,11 @@ pub enum Mode {
 
 impl Mode {
     pub fn name(self) -> &'static str {
-        match self {
-            Mode::Alternate => "alternate",
-            Mode::Panel => "panel",
-        }
+        self.into()
     }
 
     pub fn from_name(name: &str) -> Option<Mode> {
-        [Mode::Alternate, Mode::Panel]
-            .into_iter()
-            .find(|m| m.name() == name)
+        name.parse().ok()
     }
 }
 

@@ -2,7 +2,8 @@
 
 use std::fmt;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, strum::IntoStaticStr)]
+#[strum(serialize_all = "UPPERCASE")]
 pub enum Verdict {
     Pass,
     Fail,
@@ -12,11 +13,7 @@ pub enum Verdict {
 
 impl Verdict {
     pub fn as_str(self) -> &'static str {
-        match self {
-            Verdict::Pass => "PASS",
-            Verdict::Fail => "FAIL",
-            Verdict::Unknown => "UNKNOWN",
-        }
+        self.into()
     }
 }
 

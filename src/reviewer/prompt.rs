@@ -212,7 +212,7 @@ mod tests {
 
     #[test]
     fn the_reviewer_is_not_given_the_instructions_for_standalone_use() {
-        for r in Review::ALL {
+        for &r in Review::ALL {
             let text = reviewer_instructions(r);
             assert!(action_text(r).contains(STANDALONE_HEADING), "{r}");
             assert!(!text.contains("Standalone use"), "{r}");
@@ -223,7 +223,7 @@ mod tests {
 
     #[test]
     fn every_review_action_is_embedded_without_frontmatter() {
-        for r in Review::ALL {
+        for &r in Review::ALL {
             let text = action_text(r);
             assert!(!text.starts_with("---"), "{r}");
             assert!(

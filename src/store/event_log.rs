@@ -5,16 +5,17 @@ use crate::model::state::State;
 use crate::store::fs;
 use serde::{Deserialize, Serialize};
 use std::io::{self, Write};
-use std::path::Path as FsPath;
+use std::path::Path;
 
 /// Size past which the log is rotated to `events.jsonl.1`.
 pub const ROTATE_BYTES: u64 = 10 * 1024 * 1024;
 pub const FILE: &str = "events.jsonl";
 
 /// The branch of SPEC §5 a run took; stable names for scripts and `taskie status`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, strum::IntoStaticStr)]
 #[serde(rename_all = "kebab-case")]
-pub enum Path {
+#[strum(serialize_all = "kebab-case")]
+pub enum Branch {
     #[default]
     NoReviewDue,
     ValidationFailed,
@@ -31,22 +32,9 @@ pub enum Path {
     InternalError,
 }
 
-impl Path {
+impl Branch {
     pub fn as_str(self) -> &'static str {
-        match self {
-            Path::NoReviewDue => "no-review-due",
-            Path::ValidationFailed => "validation-failed",
-            Path::StateError => "state-error",
-            Path::PostReviewPending => "post-review-pending",
-            Path::ReviewsDisabled => "reviews-disabled",
-            Path::HardStop => "hard-stop",
-            Path::PreconditionMissing => "precondition-missing",
-            Path::ReviewerFailed => "reviewer-failed",
-            Path::ReviewBlocked => "review-blocked",
-            Path::Advanced => "advanced",
-            Path::Locked => "locked",
-            Path::InternalError => "internal-error",
-        }
+        self.into()
     }
 }
 
@@ -55,7 +43,7 @@ pub struct Record {
     pub ts: String,
     pub plan: String,
     pub outcome: &'static str,
-    pub path: Path,
+    pub path: Branch,
     pub review: Option<&'static str>,
     pub iteration: Option<u64>,
     pub model: Option<String>,
@@ -118,7 +106,7 @@ pub struct Logged {
 impl Logged {
     fn run(self) -> spend::Run {
         spend::Run {
-            advanced: self.path == Path::Advanced.as_str(),
+            advanced: self.path == Branch::Advanced.as_str(),
             review: self.review,
             iteration: self.iteration,
             reviews: self.reviews.unwrap_or(0),
@@ -128,14 +116,14 @@ impl Logged {
 }
 
 /// Appends one record, rotating the log first when it is past [`ROTATE_BYTES`].
-pub fn append(logs: &FsPath, record: &Record) -> io::Result<()> {
+pub fn append(logs: &Path, record: &Record) -> io::Result<()> {
     append_rotating_at(logs, record, ROTATE_BYTES)
 }
 
 /// The file that serialises rotations between concurrent hooks.
 const ROTATE_LOCK: &str = "events.jsonl.lock";
 
-fn append_rotating_at(logs: &FsPath, record: &Record, limit: u64) -> io::Result<()> {
+fn append_rotating_at(logs: &Path, record: &Record, limit: u64) -> io::Result<()> {
     let path = logs.join(FILE);
     let mut line = serde_json::to_string(record).map_err(io::Error::other)?;
     line.push('\n');
@@ -154,7 +142,7 @@ fn append_rotating_at(logs: &FsPath, record: &Record, limit: u64) -> io::Result<
 /// history with a file of a few lines. A writer still holding the old file appends to
 /// `events.jsonl.1`, which loses nothing. The wait for the lock is bounded (the holder
 /// only renames); past it the log is rotated by a later run instead.
-fn rotate(logs: &FsPath, limit: u64) -> io::Result<()> {
+fn rotate(logs: &Path, limit: u64) -> io::Result<()> {
     let guard = fs::open_regular(&logs.join(ROTATE_LOCK), fs::Open::Write)?;
     let mut held = false;
     for _ in 0..400 {
@@ -177,21 +165,21 @@ fn rotate(logs: &FsPath, limit: u64) -> io::Result<()> {
 }
 
 /// The log open for appending, and its size.
-fn open_append(path: &FsPath) -> io::Result<(std::fs::File, u64)> {
+fn open_append(path: &Path) -> io::Result<(std::fs::File, u64)> {
     // Never a link (it would write wherever it points), never a FIFO (it would wait).
     fs::open_regular_sized(path, fs::Open::Append)
 }
 
 /// The records of one plan's review `review`, oldest first, from both log generations.
 /// A log that is not a regular file, or far past the rotation size, is skipped.
-pub fn history(logs: &FsPath, plan: &str, review: &str) -> Vec<Logged> {
+pub fn history(logs: &Path, plan: &str, review: &str) -> Vec<Logged> {
     records(logs, plan)
         .filter(|r| r.review.as_deref() == Some(review))
         .collect()
 }
 
 /// The records of one plan, oldest first, from both log generations.
-fn records(logs: &FsPath, plan: &str) -> impl Iterator<Item = Logged> {
+fn records(logs: &Path, plan: &str) -> impl Iterator<Item = Logged> {
     let mut out = Vec::new();
     for name in [format!("{FILE}.1"), FILE.to_string()] {
         let Ok(Some(bytes)) = fs::read_regular(&logs.join(name), 4 * ROTATE_BYTES) else {
@@ -210,7 +198,7 @@ fn records(logs: &FsPath, plan: &str) -> impl Iterator<Item = Logged> {
 /// Every logged hook run of one plan, for its spend (SPEC §18): what both log
 /// generations hold; older generations are gone, so a plan logged past 20 MiB
 /// undercounts.
-pub fn spend_runs(logs: &FsPath, plan: &str) -> Vec<spend::Run> {
+pub fn spend_runs(logs: &Path, plan: &str) -> Vec<spend::Run> {
     records(logs, plan).map(Logged::run).collect()
 }
 
@@ -267,7 +255,7 @@ mod tests {
         let rec = |plan: &str, cost: f64| Record {
             plan: plan.into(),
             outcome: "block",
-            path: Path::ReviewBlocked,
+            path: Branch::ReviewBlocked,
             review: Some("plan-review"),
             iteration: Some(1),
             reviews: Some(2),
