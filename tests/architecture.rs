@@ -261,3 +261,70 @@ fn no_source_file_imports_itself_through_other_files() {
         cycles.join("\n")
     );
 }
+
+/// Every source path the docs, the README and the code's comments name (under `src/`, a
+/// layer folder such as `model/`, or `tests/`) exists, so a moved file cannot leave a
+/// pointer to nowhere.
+#[test]
+fn every_source_path_named_in_docs_and_comments_exists() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut texts: Vec<PathBuf> = vec![root.join("README.md"), root.join("CHANGELOG.md")];
+    for dir in ["docs"] {
+        for entry in std::fs::read_dir(root.join(dir)).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_some_and(|e| e == "md") {
+                texts.push(path);
+            }
+        }
+    }
+    rust_files(&src(), &mut texts);
+    rust_files(&root.join("tests"), &mut texts);
+    let layers = [
+        "model/",
+        "store/",
+        "hook/",
+        "reviewer/",
+        "commands/",
+        "bin/",
+        "support/",
+    ];
+    let mut missing = Vec::new();
+    for file in &texts {
+        let Ok(text) = std::fs::read_to_string(file) else {
+            continue;
+        };
+        for (n, line) in text.lines().enumerate() {
+            for word in line
+                .split(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '/' | '.' | '-')))
+            {
+                let word = word.trim_end_matches('.');
+                let named = word.ends_with(".rs")
+                    && (word.starts_with("src/")
+                        || word.starts_with("tests/")
+                        || layers.iter().any(|l| word.starts_with(l)));
+                if !named {
+                    continue;
+                }
+                let exists = [
+                    root.join(word),
+                    src().join(word),
+                    root.join("tests").join(word),
+                ]
+                .iter()
+                .any(|p| p.is_file());
+                if !exists {
+                    missing.push(format!(
+                        "{}:{}: {word}",
+                        file.strip_prefix(root).unwrap().display(),
+                        n + 1
+                    ));
+                }
+            }
+        }
+    }
+    assert!(
+        missing.is_empty(),
+        "paths that do not exist:\n{}",
+        missing.join("\n")
+    );
+}

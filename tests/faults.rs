@@ -132,7 +132,7 @@ proptest! {
 }
 
 /// kill -9 at each step of the state write, held open by the test-only pause point
-/// (`TASKIE_TEST_PAUSE_AT`, see src/atomic.rs): the window between the temporary file and
+/// (`TASKIE_TEST_PAUSE_AT`, see src/store/atomic.rs): the window between the temporary file and
 /// the rename lasts microseconds, so random timing would almost never hit it.
 // The pause point exists only in debug builds, as `cargo test` makes them.
 #[cfg(debug_assertions)]
@@ -170,7 +170,7 @@ fn state_is_old_or_new_after_a_kill_at_every_step_of_the_write() {
 
 /// The reviewer (a shell) and what it started (a long `sleep`, like a test run started by a
 /// real reviewer) both die with the hook: the reviewer by its parent-death signal (Linux),
-/// the grandchild by the guardian that kills the reviewer's process group (src/process.rs).
+/// the grandchild by the guardian that kills the reviewer's process group (src/reviewer/guardian.rs).
 #[test]
 fn a_killed_hook_takes_its_reviewer_and_its_children_down() {
     let p = Project::new().plan("p").state(due("plan-review"));
