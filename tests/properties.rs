@@ -18,7 +18,7 @@ use std::path::Path;
 use taskie::hook::decide::{self, Step};
 use taskie::hook::input::Event;
 use taskie::model::cycle::Reviewed;
-use taskie::model::facts::Facts;
+use taskie::model::facts::FactsBuilder;
 use taskie::model::phase::PHASES;
 use taskie::model::state::{State, StateError};
 use taskie::model::tasks::{self, TaskRow};
@@ -618,8 +618,9 @@ proptest! {
         active in any::<bool>(),
         result in reviewed(),
     ) {
-        let state = Ok(Some(state));
-        let f = Facts { plan: "p", stop_hook_active: active, errors: &errors, state: &state, files: &files, tasks: &rows, spent_usd: 0.0 };
+        let names: Vec<&str> = files.iter().map(String::as_str).collect();
+        let b = FactsBuilder::new("p").active(active).errors(errors.clone()).state(Ok(Some(state))).files(&names).task_rows(rows);
+        let f = b.facts();
         match decide::decide(&f) {
             Step::Done(o) => {
                 if o.answer.is_block() {
@@ -672,18 +673,14 @@ fn blocks_per_cycle_never_exceed_max_reviews_in_a_pure_simulation() {
             files.extend((1..4).map(|t| format!("task-{t}.md")));
             let mut active = false;
             let mut per_cycle = std::collections::BTreeMap::<(&str, Option<u64>), u64>::new();
-            let no_errors: Vec<validate::StructureError> = Vec::new();
             for stop in 0..50 {
-                let read = Ok(Some(state.clone()));
-                let f = Facts {
-                    plan: "p",
-                    stop_hook_active: active,
-                    errors: &no_errors,
-                    state: &read,
-                    files: &files,
-                    tasks: &rows,
-                    spent_usd: 0.0,
-                };
+                let names: Vec<&str> = files.iter().map(String::as_str).collect();
+                let b = FactsBuilder::new("p")
+                    .active(active)
+                    .state(Ok(Some(state.clone())))
+                    .files(&names)
+                    .task_rows(rows.clone());
+                let f = b.facts();
                 let (blocked, next, new_files) = match decide::decide(&f) {
                     Step::Done(o) => (o.answer.is_block(), o.write, vec![]),
                     Step::HardStop(..) => (false, None, vec![]),

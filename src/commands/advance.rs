@@ -60,33 +60,18 @@ pub fn run(inv: &Invocation, plan: Option<&str>, out: &mut dyn Write) -> Result<
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::state::StateError;
-    use crate::model::tasks::TaskRow;
 
     fn run_advance(
         state: &str,
         tasks: &[(&str, &str)],
         errors: &[crate::model::validate::StructureError],
     ) -> Result<State, Error> {
-        let s = State::parse(state.as_bytes()).unwrap();
-        let st: Result<Option<State>, StateError> = Ok(Some(s.clone()));
-        let rows: Vec<TaskRow> = tasks
-            .iter()
-            .map(|(id, status)| TaskRow {
-                id: id.to_string(),
-                status: status.to_string(),
-            })
-            .collect();
-        let f = Facts {
-            plan: "p",
-            stop_hook_active: false,
-            errors,
-            state: &st,
-            files: &[],
-            tasks: &rows,
-            spent_usd: 0.0,
-        };
-        advance(&f, &s).map(|(s, _)| s)
+        let b = crate::model::facts::FactsBuilder::new("p")
+            .state_json(state)
+            .tasks(tasks)
+            .errors(errors.to_vec());
+        let s = b.read_state().expect("a valid state").clone();
+        advance(&b.facts(), &s).map(|(s, _)| s)
     }
 
     fn at(next: &str, extra: &str) -> String {

@@ -515,49 +515,26 @@ mod tests {
     use super::*;
     use crate::model::state::StateError;
 
-    struct Plan {
-        files: Vec<String>,
-        tasks: Vec<TaskRow>,
-        errors: Vec<crate::model::validate::StructureError>,
-        state: Result<Option<State>, StateError>,
-    }
+    use crate::model::facts::FactsBuilder;
+
+    /// Plan `p` with these files.
+    struct Plan(FactsBuilder);
 
     impl Plan {
         fn new(files: &[&str]) -> Plan {
-            Plan {
-                files: files.iter().map(|f| f.to_string()).collect(),
-                tasks: Vec::new(),
-                errors: Vec::new(),
-                state: Ok(None),
-            }
+            Plan(FactsBuilder::new("p").files(files))
         }
 
-        fn tasks(mut self, rows: &[(&str, &str)]) -> Plan {
-            self.tasks = rows
-                .iter()
-                .map(|(id, status)| TaskRow {
-                    id: id.to_string(),
-                    status: status.to_string(),
-                })
-                .collect();
-            self
+        fn tasks(self, rows: &[(&str, &str)]) -> Plan {
+            Plan(self.0.tasks(rows))
         }
 
-        fn state(mut self, json: &str) -> Plan {
-            self.state = Ok(Some(State::parse(json.as_bytes()).unwrap()));
-            self
+        fn state(self, json: &str) -> Plan {
+            Plan(self.0.state_json(json))
         }
 
         fn route(&self) -> Result<Route, Error> {
-            route(&Facts {
-                plan: "p",
-                stop_hook_active: false,
-                errors: &self.errors,
-                state: &self.state,
-                files: &self.files,
-                tasks: &self.tasks,
-                spent_usd: 0.0,
-            })
+            route(&self.0.facts())
         }
 
         fn ok(&self) -> Route {
@@ -588,13 +565,17 @@ mod tests {
 
     #[test]
     fn structure_and_state_errors_are_errors_not_routes() {
-        let mut p = Plan::new(&["plan.md"]);
-        p.errors = vec![crate::model::validate::StructureError::InvalidFilename {
-            name: "x.md".into(),
-        }];
+        let p = Plan(FactsBuilder::new("p").files(&["plan.md"]).errors(vec![
+            crate::model::validate::StructureError::InvalidFilename {
+                name: "x.md".into(),
+            },
+        ]));
         assert!(matches!(p.route(), Err(Error::Invalid { .. })));
-        let mut p = Plan::new(&["plan.md"]);
-        p.state = Err(StateError::NotObject);
+        let p = Plan(
+            FactsBuilder::new("p")
+                .files(&["plan.md"])
+                .state(Err(StateError::NotObject)),
+        );
         assert!(matches!(p.route(), Err(Error::State { .. })));
     }
 

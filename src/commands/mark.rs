@@ -362,7 +362,6 @@ pub fn run(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::model::state::StateError;
 
     const FILES: &[&str] = &[
         "plan.md",
@@ -384,19 +383,11 @@ mod tests {
         m: Mark,
         task: Option<u64>,
     ) -> Result<Marked, String> {
-        let s = State::parse(state.as_bytes()).unwrap();
-        let files: Vec<String> = files.iter().map(|f| f.to_string()).collect();
-        let st: Result<Option<State>, StateError> = Ok(Some(s.clone()));
-        let f = Facts {
-            plan: "p",
-            stop_hook_active: false,
-            errors: &[],
-            state: &st,
-            files: &files,
-            tasks: &[],
-            spent_usd: 0.0,
-        };
-        transition(&f, &s, m, task)
+        let b = crate::model::facts::FactsBuilder::new("p")
+            .files(files)
+            .state_json(state);
+        let s = b.read_state().expect("a valid state").clone();
+        transition(&b.facts(), &s, m, task)
     }
 
     const IN_CYCLE: &str = r#"{"phase":"plan-review","next_phase":"post-plan-review","phase_iteration":1,

@@ -358,54 +358,16 @@ fn record(f: &Facts, path: Branch, before: Option<&State>, after: Option<&State>
 mod tests {
     use super::*;
     use crate::model::cycle::StopReason;
-    use crate::model::tasks::TaskRow;
     use crate::model::verdict::Reading;
     use crate::store::event_log::Branch;
 
-    struct Plan {
-        errors: Vec<crate::model::validate::StructureError>,
-        state: Result<Option<State>, StateError>,
-        files: Vec<String>,
-        tasks: Vec<TaskRow>,
-        active: bool,
-    }
+    use crate::model::facts::FactsBuilder;
 
-    fn plan(state: &str) -> Plan {
-        Plan {
-            errors: vec![],
-            state: State::parse(state.as_bytes()).map(Some),
-            files: vec!["plan.md".into(), "state.json".into()],
-            tasks: vec![],
-            active: false,
-        }
-    }
-
-    impl Plan {
-        fn with_files(mut self, names: &[&str]) -> Plan {
-            self.files.extend(names.iter().map(|n| n.to_string()));
-            self
-        }
-        fn with_tasks(mut self, rows: &[(&str, &str)]) -> Plan {
-            self.tasks = rows
-                .iter()
-                .map(|(id, s)| TaskRow {
-                    id: id.to_string(),
-                    status: s.to_string(),
-                })
-                .collect();
-            self
-        }
-        fn facts(&self) -> Facts<'_> {
-            Facts {
-                plan: "p",
-                stop_hook_active: self.active,
-                errors: &self.errors,
-                state: &self.state,
-                files: &self.files,
-                tasks: &self.tasks,
-                spent_usd: 0.0,
-            }
-        }
+    /// Plan `p` with plan.md and this state.json.
+    fn plan(state: &str) -> FactsBuilder {
+        FactsBuilder::new("p")
+            .files(&["plan.md", "state.json"])
+            .state_json(state)
     }
 
     fn done(step: Step) -> Outcome {
@@ -435,12 +397,12 @@ mod tests {
 
     #[test]
     fn structure_errors_block_only_on_a_fresh_stop() {
-        let mut p = plan(r#"{"next_phase":"plan-review"}"#);
-        p.errors = vec![crate::model::validate::StructureError::MissingPlan];
+        let p = plan(r#"{"next_phase":"plan-review"}"#)
+            .errors(vec![crate::model::validate::StructureError::MissingPlan]);
         let o = done(decide(&p.facts()));
         assert!(o.answer.is_block());
         assert_eq!(o.record.path, Branch::ValidationFailed);
-        p.active = true;
+        let p = p.active(true);
         let o = done(decide(&p.facts()));
         assert!(!o.answer.is_block());
         assert!(
@@ -508,8 +470,8 @@ mod tests {
     fn post_review_detection_continues_the_cycle() {
         let s = r#"{"phase":"code-review","next_phase":"post-code-review","phase_iteration":2,"current_task":3}"#;
         let p = plan(s)
-            .with_files(&["tasks.md", "task-3.md", "task-3-code-post-review-2.md"])
-            .with_tasks(&[("3", "pending")]);
+            .files(&["tasks.md", "task-3.md", "task-3-code-post-review-2.md"])
+            .tasks(&[("3", "pending")]);
         let d = due(decide(&p.facts()));
         assert_eq!(
             (d.iteration, d.review_file.as_str()),
@@ -545,7 +507,7 @@ mod tests {
     fn a_failed_reviewer_changes_only_the_failure_count() {
         let p =
             plan(r#"{"phase":"plan-review","next_phase":"post-plan-review","phase_iteration":1}"#)
-                .with_files(&["plan-review-1.md", "plan-post-review-1.md"]);
+                .files(&["plan-review-1.md", "plan-post-review-1.md"]);
         let f = p.facts();
         let d = due(decide(&f));
         let o = conclude(
@@ -587,8 +549,8 @@ mod tests {
         assert!(o.answer.is_block() && o.answer.text().unwrap().contains("taskie continue-plan"));
         let p =
             plan(r#"{"next_phase":"all-code-review","consecutive_clean":1,"auto_continue":true}"#)
-                .with_files(&["tasks.md", "task-1.md"])
-                .with_tasks(&[("1", "done")]);
+                .files(&["tasks.md", "task-1.md"])
+                .tasks(&[("1", "done")]);
         let f = p.facts();
         let o = conclude(&f, &due(decide(&f)), &verdict(Verdict::Pass));
         assert!(!o.answer.is_block());
