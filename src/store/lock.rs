@@ -1,17 +1,59 @@
 //! The per-plan lock (SPEC §5 step 7): one writer per plan at a time; the kernel
-//! releases it if the holder dies, so a crash never leaves a plan locked.
+//! releases it the moment the holder dies, so a crash never leaves a plan locked.
+//!
+//! Decision: a POSIX record lock (`fcntl(F_SETLK)`), not `flock`. A `flock` belongs to
+//! the open file, which every child shares from `fork` until its `exec` closes the
+//! descriptor: a hook killed in that window left the lock held by a child for a moment.
+//! A record lock belongs to the process: children never hold it, and it goes with the
+//! process. Two rules come with it, kept here: one process must not take the same lock
+//! twice (the kernel would grant it), so holders are also registered in-process; and
+//! closing any descriptor of the file drops the lock, so this process never opens a lock
+//! file it holds (see [`running`]).
 
 use crate::store::fs;
 use serde::{Deserialize, Serialize};
-use std::fs::{File, TryLockError};
+use std::collections::HashSet;
+use std::fs::File;
 use std::io;
 use std::os::unix::fs::FileExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+
+/// The lock files this process holds.
+static HELD: Mutex<Option<HashSet<PathBuf>>> = Mutex::new(None);
+
+fn held(path: &Path) -> bool {
+    let guard = HELD.lock().unwrap_or_else(|e| e.into_inner());
+    guard.as_ref().is_some_and(|set| set.contains(path))
+}
+
+/// Registers `path` as held; false when this process holds it already.
+fn register(path: &Path) -> bool {
+    let mut guard = HELD.lock().unwrap_or_else(|e| e.into_inner());
+    guard
+        .get_or_insert_with(HashSet::new)
+        .insert(path.to_path_buf())
+}
+
+fn unregister(path: &Path) {
+    let mut guard = HELD.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some(set) = guard.as_mut() {
+        set.remove(path);
+    }
+}
 
 /// Held while the guard lives.
 #[derive(Debug)]
 pub struct PlanLock {
     file: File,
+    path: PathBuf,
+}
+
+impl Drop for PlanLock {
+    fn drop(&mut self) {
+        // The record lock goes when `file` closes, right after this.
+        unregister(&self.path);
+    }
 }
 
 /// What the holder is doing, when that takes long: a review. The hook writes it into the
@@ -61,20 +103,32 @@ pub fn try_lock(locks: &Path, plan: &str) -> io::Result<Option<PlanLock>> {
     // O_NOFOLLOW: a lock file planted as a symbolic link would make `create` write a file
     // wherever it points; opening it fails instead (ELOOP), and the hook changes nothing.
     // Only a regular file is used: opening a FIFO would wait for a reader forever.
-    let (file, len) = fs::open_regular_sized(&path, fs::Open::Write)?;
-    match file.try_lock() {
-        Ok(()) => {
+    if !register(&path) {
+        // Opening the file again would drop the lock this process holds.
+        return Ok(None);
+    }
+    let taken = fs::open_regular_sized(&path, fs::Open::Write).and_then(|(file, len)| {
+        match rustix::fs::fcntl_lock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
+            Ok(()) => Ok(Some((file, len))),
+            Err(e) if e == rustix::io::Errno::AGAIN || e == rustix::io::Errno::ACCESS => Ok(None),
+            Err(e) => Err(io::Error::new(
+                io::Error::from(e).kind(),
+                format!("cannot lock {}: {e}", path.display()),
+            )),
+        }
+    });
+    match taken {
+        Ok(Some((file, len))) => {
             // A holder killed during its review left its announcement behind.
             if len > 0 {
                 let _ = file.set_len(0);
             }
-            Ok(Some(PlanLock { file }))
+            Ok(Some(PlanLock { file, path }))
         }
-        Err(TryLockError::WouldBlock) => Ok(None),
-        Err(TryLockError::Error(e)) => Err(io::Error::new(
-            e.kind(),
-            format!("cannot lock {}: {e}", path.display()),
-        )),
+        other => {
+            unregister(&path);
+            other.map(|_| None)
+        }
     }
 }
 
@@ -82,7 +136,9 @@ pub fn try_lock(locks: &Path, plan: &str) -> io::Result<Option<PlanLock>> {
 /// after finding the lock held (or to show a running review in `taskie status`).
 pub fn running(locks: &Path, plan: &str) -> Option<Running> {
     let path = locks.join(format!("{plan}.lock"));
-    if std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink()) {
+    // This process's own lock: opening the file would drop it, and nothing runs under it
+    // that this process does not already know.
+    if held(&path) || std::fs::symlink_metadata(&path).is_ok_and(|m| m.file_type().is_symlink()) {
         return None;
     }
     let bytes = fs::read_regular(&path, 64 * 1024).ok()??;
@@ -130,10 +186,14 @@ mod tests {
             log: ".taskie/logs/x.log".into(),
         };
         held.announce(&r);
-        assert_eq!(running(dir.path(), "p"), Some(r));
-        drop(held);
-        let again = try_lock(dir.path(), "p").unwrap().unwrap();
+        // Never read by its own holder: opening the file would drop the record lock.
         assert_eq!(running(dir.path(), "p"), None);
+        assert!(try_lock(dir.path(), "p").unwrap().is_none(), "still held");
+        // Let go without clearing, as a killed holder does: the announcement stays.
+        drop(held);
+        assert_eq!(running(dir.path(), "p"), Some(r));
+        let again = try_lock(dir.path(), "p").unwrap().unwrap();
         drop(again);
+        assert_eq!(running(dir.path(), "p"), None);
     }
 }
