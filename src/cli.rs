@@ -179,9 +179,17 @@ pub struct HookArgs {
     pub json: bool,
 }
 
+/// A binary started as a reviewer's guardian (`reviewer/guardian.rs`) is only that.
+fn guardian_role() {
+    if std::env::args_os().nth(1).as_deref() == Some(crate::reviewer::guardian::ROLE_ARG.as_ref()) {
+        crate::reviewer::guardian::serve();
+    }
+}
+
 /// `taskie-hook`: exit status 0 whatever happens, even for a bad command line, so a
 /// broken setup can never trap the user (SPEC §4).
 pub fn hook_main() {
+    guardian_role();
     match HookCli::try_parse() {
         Ok(cli) => run_hook(&cli.args),
         Err(e) => {
@@ -223,6 +231,7 @@ fn run_hook(args: &HookArgs) {
 
 /// `taskie`: 0 success, 1 error, 2 usage error (SPEC §12).
 pub fn main() -> ExitCode {
+    guardian_role();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {

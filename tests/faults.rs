@@ -482,3 +482,148 @@ fn a_reviewer_that_breaks_or_deletes_state_json_leaves_it_alone() {
         }
     }
 }
+
+// ---------------------------------------------------------------------------
+// No kill gap (issue: "a reviewer's children can outlive a killed hook"). Every process a
+// hook starts (the guardian, the reviewers, what they start) inherits the environment, so
+// a marker variable finds them all in /proc, whichever group or parent they ended up with.
+
+/// Multiplies the kill counts for long local soaks (docs/reliability.md).
+fn scale() -> usize {
+    std::env::var("TASKIE_TEST_SCALE")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1usize)
+        .max(1)
+}
+
+/// A marker value no other run shares.
+fn marker() -> String {
+    static N: AtomicUsize = AtomicUsize::new(0);
+    format!(
+        "{}-{}",
+        std::process::id(),
+        N.fetch_add(1, Ordering::Relaxed)
+    )
+}
+
+/// The live processes whose environment holds `TASKIE_TEST_KILL_MARK=<mark>` (zombies,
+/// dead already, do not count).
+fn marked(mark: &str) -> Vec<String> {
+    let needle = format!("TASKIE_TEST_KILL_MARK={mark}");
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if !name.bytes().all(|b| b.is_ascii_digit()) {
+            continue;
+        }
+        let Ok(env) = std::fs::read(entry.path().join("environ")) else {
+            continue;
+        };
+        if !env.split(|&b| b == 0).any(|v| v == needle.as_bytes()) {
+            continue;
+        }
+        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+        // The state letter follows the parenthesised command name.
+        let state = stat.rsplit(')').next().unwrap_or("").trim_start();
+        if !state.starts_with('Z') {
+            let cmd = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+            found.push(format!(
+                "{name} {}",
+                String::from_utf8_lossy(&cmd).replace('\0', " ")
+            ));
+        }
+    }
+    found
+}
+
+/// After the hook is killed, every process it started is gone (within the liveness bound).
+fn assert_nothing_left(mark: &str, what: &str) {
+    let mut left = Vec::new();
+    assert!(
+        eventually(LIVENESS, || {
+            left = marked(mark);
+            left.is_empty()
+        }),
+        "{what}: processes outlived the killed hook: {left:?}"
+    );
+}
+
+/// A reviewer that starts a child holding its output, records both, and waits long.
+const REVIEWER_WITH_CHILD: &str = "sleep 1000 &\necho $! > \"$here/grandchild-$$\"\nsleep 1000";
+
+/// Kills aimed at the instants around the reviewer's start, held open by the test pause
+/// points: after the guardian started but before the reviewer exists, and right after the
+/// reviewer was spawned (then a random 0–3 ms later, so the reviewer may or may not have
+/// started its own child). Before the guardian was started first, the second point left
+/// the reviewer's child running.
+#[cfg(debug_assertions)]
+#[test]
+fn no_process_outlives_a_kill_aimed_at_the_reviewer_start() {
+    let rounds = 150 * scale();
+    let mut kills = 0;
+    for point in ["after-guardian-start", "after-reviewer-spawn"] {
+        for round in 0..rounds {
+            let p = Project::new().plan("p").state(due("plan-review"));
+            p.script_reviewer(REVIEWER_WITH_CHILD);
+            let mark = marker();
+            let pause = format!("{point}:reviewer");
+            let mut child = p.spawn_hook(
+                stop_event(false),
+                &[
+                    ("TASKIE_TEST_PAUSE_AT", &pause),
+                    ("TASKIE_TEST_KILL_MARK", &mark),
+                ],
+            );
+            let lines = stderr_lines(&mut child);
+            assert!(
+                wait_for_line(&lines, &format!("test pause at {pause}"), LIVENESS),
+                "{point}: the hook never reached the pause point"
+            );
+            if point == "after-reviewer-spawn" {
+                std::thread::sleep(Duration::from_micros((round as u64 * 7919) % 3000));
+            }
+            child.kill().unwrap();
+            child.wait().unwrap();
+            kills += 1;
+            assert_nothing_left(&mark, &format!("{point}, round {round}"));
+        }
+    }
+    eprintln!("aimed kills: {kills}, processes left: 0");
+}
+
+/// Random kills over panels of three kinds (claude, codex and gemini fakes, each starting
+/// a child of its own): from before the first member starts to while all of them run.
+#[test]
+fn no_process_outlives_a_random_kill_of_a_panel_of_three_kinds() {
+    let rounds = 300 * scale();
+    for round in 0..rounds {
+        let p = Project::new().plan("p").state(json!({
+            "next_phase": "plan-review", "phase_iteration": 0,
+            "reviewers": ["claude:opus", "codex:gpt-5-codex", "gemini:gemini-2.5-pro"],
+            "review_mode": "panel"
+        }));
+        p.script_reviewer(REVIEWER_WITH_CHILD);
+        for fake in ["fake-codex", "fake-gemini"] {
+            let path = p.reviewer_dir().join(fake);
+            std::fs::copy(p.reviewer_path(), &path).unwrap();
+        }
+        let mark = marker();
+        let codex = p.reviewer_dir().join("fake-codex");
+        let gemini = p.reviewer_dir().join("fake-gemini");
+        let mut child = p.spawn_hook(
+            stop_event(false),
+            &[
+                ("TASKIE_TEST_KILL_MARK", &mark),
+                ("TASKIE_CODEX", codex.to_str().unwrap()),
+                ("TASKIE_GEMINI", gemini.to_str().unwrap()),
+            ],
+        );
+        // Spread over the hook's start, the members' starts and their run.
+        std::thread::sleep(Duration::from_micros((round as u64 * 104_729) % 40_000));
+        child.kill().unwrap();
+        child.wait().unwrap();
+        assert_nothing_left(&mark, &format!("panel round {round}"));
+    }
+    eprintln!("random panel kills: {rounds}, processes left: 0");
+}

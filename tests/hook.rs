@@ -199,9 +199,10 @@ fn no_candidate_plan_is_silent() {
 #[test]
 fn a_held_lock_allows_with_an_already_running_message() {
     let p = Project::new().plan("p").state(due("plan-review"));
-    std::fs::create_dir_all(p.root().join(".taskie/locks")).unwrap();
-    let lock = std::fs::File::create(p.root().join(".taskie/locks/p.lock")).unwrap();
-    lock.lock().unwrap();
+    // Held by this test process, as another taskie process would hold it.
+    let _lock = taskie::store::lock::try_lock(&p.root().join(".taskie/locks"), "p")
+        .unwrap()
+        .expect("free");
     let before = p.state_bytes();
     let msg = p.stop().message();
     // Held without an announced review: the message does not claim one runs.

@@ -1,104 +1,95 @@
-//! The guardian: what keeps a reviewer's descendants from outliving a `kill -9` of the hook.
+//! The guardian: what keeps a reviewer, and everything it started, from outliving a
+//! `kill -9` of the hook.
 //!
-//! What it buys: the parent-death signal (set in `process.rs`) reaches only the reviewer
-//! itself. What the reviewer started (a build, a test run) would be orphaned and keep
-//! running, with the reviewer's permissions, after the hook is killed with a signal it
-//! cannot catch. So a small forked process joins the reviewer's process group and blocks
-//! reading a pipe whose only write end the hook holds. One byte means "finished normally,
-//! exit"; end-of-file means the hook is gone (the kernel closed the write end), and the
-//! guardian SIGKILLs the group. Plain POSIX, so it also covers systems without a
-//! parent-death signal. Being in the group, it is also ended by the runner's own group kills.
+//! The parent-death signal (set in `process.rs`) reaches only the reviewer itself; what it
+//! started (a build, a test run) would be orphaned and keep running with the reviewer's
+//! permissions. So before the reviewer exists, the hook starts its own binary again in the
+//! guardian role ([`ROLE_ARG`]), as the leader of a new process group, with its stdin a
+//! pipe whose only write end the hook holds. The reviewer is then spawned into that group.
+//! One byte on the pipe means "finished normally, exit"; end-of-file means the hook is gone
+//! (the kernel closed the write end), and the guardian SIGKILLs its group: the reviewer and
+//! all it started. Because the guardian exists before the reviewer, there is no instant at
+//! which killing the hook leaves a reviewer process behind.
 //!
-//! It costs one `fork` per review and the crate's only `unsafe` that is not a one-liner.
+//! A re-run of the binary rather than a `fork`: no `unsafe`, no descriptor-closing loop (an
+//! exec'd process holds only the descriptors it was given), and nothing of the hook, its
+//! plan lock included, lives on in the guardian.
 
-use std::io;
-use std::os::fd::{AsRawFd, RawFd};
+use std::ffi::OsString;
+use std::io::{self, Read, Write};
+use std::os::unix::process::CommandExt;
+use std::process::{Child, Command, Stdio};
 use std::thread;
 
-use rustix::process::{Pid, WaitOptions};
+use rustix::process::Pid;
 
-/// A running guardian of one reviewer process group.
+/// The first argument that makes `taskie-hook` (or `taskie`) a guardian; never typed by
+/// a person, so it is hidden from `--help`.
+pub const ROLE_ARG: &str = "--taskie-reviewer-guardian";
+
+/// How to start a guardian: a program and its arguments (and environment).
+#[derive(Debug, Clone)]
+pub struct Launch {
+    pub program: OsString,
+    pub args: Vec<OsString>,
+    pub env: Vec<(OsString, OsString)>,
+}
+
+impl Launch {
+    /// This very binary in the guardian role.
+    pub fn this_binary() -> Option<Launch> {
+        let program = std::env::current_exe().ok()?;
+        Some(Launch {
+            program: program.into(),
+            args: vec![ROLE_ARG.into()],
+            env: Vec::new(),
+        })
+    }
+}
+
+/// A running guardian, leader of the process group the reviewer joins.
 pub struct Guardian {
-    pid: Pid,
+    child: Option<Child>,
     dismiss: Option<io::PipeWriter>,
 }
 
 impl Guardian {
-    /// Starts a guardian for process group `group`. `None` if it cannot be started; the
-    /// reviewer then runs unguarded (on Linux its direct child still has the parent-death
-    /// signal), which is no reason to fail a review.
-    ///
-    /// Call it before starting any helper thread of the run, so the fork copies as few
-    /// threads' worth of state as possible.
-    pub fn start(group: Pid) -> Option<Guardian> {
-        let group = group.as_raw_pid();
-        if group <= 1 {
-            return None;
-        }
-        // Close-on-exec, so the reviewer (already started) and anything started later
-        // never inherit the write end: only this process holds it.
+    /// Starts a guardian. `None` if it cannot be started; the reviewer then runs in a group
+    /// of its own, unguarded (on Linux it still has the parent-death signal), which is no
+    /// reason to fail a review.
+    pub fn start(launch: &Launch) -> Option<Guardian> {
+        // Both ends close-on-exec: the guardian gets the read end as its stdin only, and
+        // the reviewer, spawned later, never inherits the write end.
         let (reader, writer) = io::pipe().ok()?;
-        // Only for the close loop on kernels without close_range.
-        let max_fd = rustix::process::getrlimit(rustix::process::Resource::Nofile)
-            .current
-            .map_or(1024, |n| n.min(65_536) as RawFd);
-        let rfd = reader.as_raw_fd();
-        // SAFETY: after `fork` in a process that may have other threads, the child may only
-        // make async-signal-safe calls. It makes only raw system calls (close_range/close,
-        // setpgid, read, kill) on integers computed before the fork, with `byte` as a valid
-        // one-byte buffer, and leaves with `_exit`: it never returns into Rust code that
-        // could take a lock or allocate. The parent only reads the returned pid.
-        let pid = unsafe {
-            let pid = libc::fork();
-            if pid == 0 {
-                // Keep no pipe, lock or terminal of the hook open: only the read end.
-                // Two close_range calls (Linux 5.9+) instead of one close per possible
-                // descriptor, which costs milliseconds of CPU on every review.
-                #[cfg(target_os = "linux")]
-                let closed = {
-                    let keep = rfd as libc::c_uint;
-                    (keep == 0
-                        || libc::syscall(libc::SYS_close_range, 0 as libc::c_uint, keep - 1, 0)
-                            == 0)
-                        && libc::syscall(libc::SYS_close_range, keep + 1, libc::c_uint::MAX, 0) == 0
-                };
-                #[cfg(not(target_os = "linux"))]
-                let closed = false;
-                if !closed {
-                    for fd in (0..max_fd).filter(|&fd| fd != rfd) {
-                        libc::close(fd);
-                    }
-                }
-                // In the reviewer's group, so the runner's group kills end it too.
-                libc::setpgid(0, group);
-                let mut byte = 0u8;
-                loop {
-                    let n = libc::read(rfd, (&raw mut byte).cast(), 1);
-                    if n == 0 {
-                        libc::kill(-group, libc::SIGKILL);
-                        break;
-                    }
-                    // Retry only on EINTR (an OS error is stored inline: no allocation).
-                    if n > 0 || io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
-                        break;
-                    }
-                }
-                libc::_exit(0)
-            }
-            pid
+        let child = {
+            let mut cmd = Command::new(&launch.program);
+            cmd.args(&launch.args)
+                .envs(launch.env.iter().map(|(k, v)| (k, v)))
+                .stdin(reader)
+                .stdout(Stdio::null())
+                .stderr(Stdio::null())
+                .process_group(0);
+            cmd.spawn().ok()?
+            // `cmd`, and with it this process's copy of the read end, is dropped here: the
+            // guardian must be the only reader, or it would never see end-of-file.
         };
-        drop(reader);
         Some(Guardian {
-            pid: Pid::from_raw(pid.max(0))?,
+            child: Some(child),
             dismiss: Some(writer),
         })
+    }
+
+    /// The process group the reviewer joins (the guardian's own).
+    pub fn group(&self) -> Option<Pid> {
+        let child = self.child.as_ref()?;
+        Pid::from_raw(i32::try_from(child.id()).ok()?)
     }
 
     /// The run finished: the guardian exits without touching the group.
     pub fn dismiss(mut self) {
         if let Some(mut w) = self.dismiss.take() {
             // Fails only if the guardian is already gone (e.g. ended by a timeout kill).
-            let _ = io::Write::write_all(&mut w, b"x");
+            let _ = w.write_all(b"x");
         }
     }
 }
@@ -107,10 +98,74 @@ impl Drop for Guardian {
     fn drop(&mut self) {
         // Without a dismissal this closes the pipe, and the guardian kills the group.
         drop(self.dismiss.take());
-        let pid = self.pid;
-        // Reaped on a thread: the guardian exits at once, but a wait must never block us.
-        let _ = thread::Builder::new()
-            .name("taskie-reap-guard".into())
-            .spawn(move || rustix::process::waitpid(Some(pid), WaitOptions::empty()));
+        if let Some(mut child) = self.child.take() {
+            // Reaped on a thread: the guardian exits at once, but a wait must never block us.
+            let _ = thread::Builder::new()
+                .name("taskie-reap-guard".into())
+                .spawn(move || child.wait());
+        }
+    }
+}
+
+/// The guardian role, entered from `main` when the first argument is [`ROLE_ARG`]: waits
+/// on stdin, then exits; on end-of-file first SIGKILLs its process group. Never returns.
+pub fn serve() -> ! {
+    // A timeout sends SIGTERM to the whole group so the reviewer can flush and exit; the
+    // guardian stays to the end (the escalation's SIGKILL, or the dismissal). A flag
+    // nobody reads is the safe way to say "ignore".
+    let _ = signal_hook::flag::register(
+        signal_hook::consts::SIGTERM,
+        std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false)),
+    );
+    let mut byte = [0u8; 1];
+    let dismissed = loop {
+        match io::stdin().lock().read(&mut byte) {
+            Ok(0) => break false,
+            Ok(_) => break true,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(_) => break false,
+        }
+    };
+    if !dismissed {
+        // Our own group: the reviewer and everything it started, and this process.
+        let _ = rustix::process::kill_process_group(
+            rustix::process::getpgrp(),
+            rustix::process::Signal::KILL,
+        );
+    }
+    std::process::exit(0)
+}
+
+#[cfg(test)]
+pub(crate) mod tests {
+    use super::*;
+
+    /// Set in the environment of [`guardian_role`] when it is started as a guardian.
+    const ROLE_ENV: &str = "TASKIE_TEST_GUARDIAN_ROLE";
+
+    /// A guardian for unit tests: this test binary, running [`guardian_role`].
+    pub(crate) fn test_launch() -> Launch {
+        Launch {
+            program: std::env::current_exe().unwrap().into(),
+            args: [
+                "--exact",
+                "reviewer::guardian::tests::guardian_role",
+                "--ignored",
+                "--quiet",
+            ]
+            .into_iter()
+            .map(Into::into)
+            .collect(),
+            env: vec![(ROLE_ENV.into(), "1".into())],
+        }
+    }
+
+    /// Not a test: the guardian role inside the test binary (see [`test_launch`]).
+    #[test]
+    #[ignore = "started by the process tests as a guardian"]
+    fn guardian_role() {
+        if std::env::var_os(ROLE_ENV).is_some() {
+            serve();
+        }
     }
 }

@@ -60,6 +60,7 @@ impl Job<'_> {
             timeout: self.config.timeout,
             stdout_limit: STDOUT_LIMIT,
             stderr_limit: STDERR_LIMIT,
+            guardian: super::guardian::Launch::this_binary(),
         }
     }
 }

@@ -15,7 +15,7 @@ use process::Ending;
 pub mod claude;
 pub mod codex;
 pub mod gemini;
-mod guardian;
+pub mod guardian;
 pub mod kinds;
 pub mod panel;
 pub mod process;

@@ -6,7 +6,8 @@
 //!
 //! If this process dies while the reviewer runs (`kill -9` of the hook), the reviewer's whole
 //! process group is killed too: by the parent-death signal for the reviewer itself (Linux) and
-//! by a forked [`Guardian`] (`guardian.rs`) for everything in its group (any Unix).
+//! by the [`Guardian`] (`guardian.rs`), started before the reviewer, whose group the reviewer
+//! joins (any Unix).
 //!
 //! Three helper threads: two read stdout and stderr, one waits for the leader's exit with
 //! `waitid(WNOWAIT)` (rustix), which leaves it unreaped. Decision: not `wait-timeout`,
@@ -28,7 +29,7 @@ use std::time::{Duration, Instant};
 
 use rustix::process::{Pid, Signal, WaitId, WaitIdOptions};
 
-use super::guardian::Guardian;
+use super::guardian::{Guardian, Launch};
 
 /// Time the group gets between SIGTERM and SIGKILL: long enough for a CLI to flush and exit,
 /// short enough to stay well inside the hook's own timeout.
@@ -62,6 +63,8 @@ pub struct Spec {
     pub stdout_limit: usize,
     /// Bytes of stderr kept; the rest is read and discarded.
     pub stderr_limit: usize,
+    /// How to start the guardian of the reviewer's process group; `None` runs unguarded.
+    pub guardian: Option<Launch>,
 }
 
 /// How the child ended.
@@ -100,29 +103,26 @@ pub struct Outcome {
 /// Must be called on a thread that stays alive for the whole call (it does, since the call
 /// blocks): on Linux the parent-death signal is tied to the thread that forked.
 pub fn run(spec: &Spec) -> io::Result<Outcome> {
-    let mut cmd = Command::new(&spec.program);
-    for name in &spec.env_remove {
-        cmd.env_remove(name);
-    }
-    cmd.args(&spec.args)
-        .current_dir(&spec.cwd)
-        .envs(spec.env.iter().map(|(k, v)| (k, v)))
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        // Own group, so a timeout can signal the reviewer and everything it started at once.
-        .process_group(0);
-    #[cfg(target_os = "linux")]
-    set_parent_death_signal(&mut cmd);
-
     let started = Instant::now();
-    let mut child = cmd.spawn()?;
+    // The guardian first: from here on, a kill of this process takes down whatever is in
+    // its group, so there is no instant at which a reviewer could be left behind.
+    let guardian = spec.guardian.as_ref().and_then(Guardian::start);
+    let guarded = guardian.as_ref().and_then(Guardian::group);
+    crate::store::atomic::pause_point("after-guardian-start", std::path::Path::new("reviewer"));
+    let mut child = match spawn(spec, guarded) {
+        Ok(child) => child,
+        // The guardian died before the reviewer could join its group: run unguarded.
+        Err(_) if guarded.is_some() => spawn(spec, None)?,
+        Err(e) => return Err(e),
+    };
+    crate::store::atomic::pause_point("after-reviewer-spawn", std::path::Path::new("reviewer"));
     // The deadline starts before anything can wait.
     let deadline = Instant::now().checked_add(spec.timeout);
     let pid = child.id();
-    let group = Group::new(pid);
-    // Started before the helper threads, so the fork copies a process with one thread.
-    let guardian = group.0.and_then(Guardian::start);
+    let group = match guarded {
+        Some(g) if child_group(pid) == Some(g) => Group(Some(g)),
+        _ => Group::new(pid),
+    };
 
     let stdout = Arc::new(Mutex::new(Capture::default()));
     let stderr = Arc::new(Mutex::new(Capture::default()));
@@ -205,6 +205,32 @@ pub fn run(spec: &Spec) -> io::Result<Outcome> {
         duration: started.elapsed(),
         pid,
     })
+}
+
+/// Starts the reviewer, in process group `group` (the guardian's) or in a new one.
+fn spawn(spec: &Spec, group: Option<Pid>) -> io::Result<Child> {
+    let mut cmd = Command::new(&spec.program);
+    for name in &spec.env_remove {
+        cmd.env_remove(name);
+    }
+    cmd.args(&spec.args)
+        .current_dir(&spec.cwd)
+        .envs(spec.env.iter().map(|(k, v)| (k, v)))
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        // A group of its own (with its guardian), so a timeout can signal the reviewer and
+        // everything it started at once.
+        .process_group(group.map_or(0, Pid::as_raw_pid));
+    #[cfg(target_os = "linux")]
+    set_parent_death_signal(&mut cmd);
+    cmd.spawn()
+}
+
+/// The process group of `pid`, if it can be read.
+fn child_group(pid: u32) -> Option<Pid> {
+    let pid = Pid::from_raw(i32::try_from(pid).ok()?)?;
+    rustix::process::getpgid(Some(pid)).ok()
 }
 
 /// Arranges for the child to be killed if this process dies (e.g. the hook gets `kill -9`),
@@ -459,6 +485,7 @@ mod tests {
             timeout: Duration::from_secs(20),
             stdout_limit: MIB,
             stderr_limit: MIB,
+            guardian: Some(crate::reviewer::guardian::tests::test_launch()),
         }
     }
 
