@@ -520,3 +520,24 @@ fn a_state_json_with_a_bad_reviewer_is_a_state_error_and_nothing_runs() {
     assert!(msg.contains("taskie state set reviewers="), "{msg}");
     assert_eq!(p.reviewer_calls(), 0);
 }
+
+/// A passing panel of two added two clean reviews; when its review file is lost, the
+/// rerun must start from the streak before it, not keep one of the two.
+#[test]
+fn a_lost_panel_review_is_rerun_from_the_streak_before_it() {
+    let p = plan_review(json!({
+        "phase": "plan-review", "next_phase": "post-plan-review", "phase_iteration": 1,
+        "consecutive_clean": 2, "clean_reviews_required": 3,
+        "reviewers": ["claude:opus", "codex:gpt-5-codex"], "review_mode": "panel"
+    }))
+    .codex(&Vendor::pass());
+    // No plan-review-1.md: the review was lost, so the hook sets the state back and runs it.
+    let run = p.stop();
+    assert!(run.is_block(), "one visible panel is 2 clean reviews, not 3");
+    let s = p.state_json();
+    assert_eq!(
+        (&s["next_phase"], &s["phase_iteration"], &s["consecutive_clean"]),
+        (&json!("post-plan-review"), &json!(1), &json!(2)),
+        "{s:#}"
+    );
+}

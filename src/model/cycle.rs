@@ -87,14 +87,15 @@ pub fn reset(s: &mut State) {
 
 /// The state just before review `n` of `r` ran (SPEC §5 step 10): used when that review's
 /// file is missing, so the review was interrupted or lost and runs again. The streak and
-/// the model go back to what they were; an unknown earlier streak counts as 0, the safe
-/// side (one more review, never one fewer).
+/// the model go back to what they were: the streak loses exactly what iteration `n` added
+/// (k for a passing panel of k); an unknown earlier streak counts as 0, the safe side (one
+/// more review, never one fewer).
 pub fn rewind(s: &State, r: Review, n: u64) -> State {
     let mut back = s.clone();
     back.phase = r.post_name().into();
     back.next_phase = Some(r.name().into());
     back.phase_iteration = Some(n.saturating_sub(1));
-    back.consecutive_clean = s.consecutive_clean.saturating_sub(1);
+    back.consecutive_clean = s.consecutive_clean.saturating_sub(clean_weight(s, n));
     back.review_model = crate::model::phase::toggle_model(&s.review_model).into();
     back
 }
@@ -236,12 +237,18 @@ pub struct Due {
 impl Due {
     /// Clean reviews a PASS counts for: a passing panel of k is k clean reviews.
     pub fn weight(&self) -> u64 {
-        if self.panel {
-            self.reviewers.len() as u64
-        } else {
-            1
-        }
+        weight_of(&self.reviewers, self.panel)
     }
+}
+
+fn weight_of(reviewers: &[Reviewer], panel: bool) -> u64 {
+    if panel { reviewers.len() as u64 } else { 1 }
+}
+
+/// What a PASS at iteration `n` of state `s` adds to the streak (see [`Due::weight`]).
+pub fn clean_weight(s: &State, n: u64) -> u64 {
+    let (reviewers, panel, _) = reviewers_for(s, n, 0.0);
+    weight_of(&reviewers, panel)
 }
 
 /// How the reviewer run ended, as far as the decision cares.
@@ -412,5 +419,20 @@ mod tests {
         );
         s.max_reviews = 0;
         assert_eq!(hard_stop(&s, 1.5), None);
+    }
+
+    #[test]
+    fn rewinding_a_passing_panel_takes_back_all_it_added() {
+        let mut s = State::parse(
+            br#"{"phase":"plan-review","next_phase":"post-plan-review","phase_iteration":1,
+                 "consecutive_clean":2,"clean_reviews_required":3,
+                 "reviewers":["claude:opus","codex:gpt-5-codex"],"review_mode":"panel"}"#,
+        )
+        .unwrap();
+        assert_eq!(clean_weight(&s, 1), 2);
+        assert_eq!(rewind(&s, Review::Plan, 1).consecutive_clean, 0);
+        // One reviewer at a time: a PASS added one.
+        s.review_mode = Mode::Alternate;
+        assert_eq!(rewind(&s, Review::Plan, 1).consecutive_clean, 1);
     }
 }
