@@ -533,11 +533,58 @@ fn a_lost_panel_review_is_rerun_from_the_streak_before_it() {
     .codex(&Vendor::pass());
     // No plan-review-1.md: the review was lost, so the hook sets the state back and runs it.
     let run = p.stop();
-    assert!(run.is_block(), "one visible panel is 2 clean reviews, not 3");
+    assert!(
+        run.is_block(),
+        "one visible panel is 2 clean reviews, not 3"
+    );
     let s = p.state_json();
     assert_eq!(
-        (&s["next_phase"], &s["phase_iteration"], &s["consecutive_clean"]),
+        (
+            &s["next_phase"],
+            &s["phase_iteration"],
+            &s["consecutive_clean"]
+        ),
         (&json!("post-plan-review"), &json!(1), &json!(2)),
         "{s:#}"
     );
+}
+
+/// A model name a CLI would read as an option never reaches a command line: refused by
+/// `state set` and `init`, and a hand-edited one is a state error the hook runs nothing for.
+#[test]
+fn a_model_name_starting_with_a_dash_is_refused_everywhere() {
+    let p = plan_review(json!({}));
+    let err = p
+        .run_taskie(&[
+            "state",
+            "set",
+            "reviewers=claude:--dangerously-skip-permissions",
+        ])
+        .fails_with(1)
+        .to_string();
+    assert!(
+        err.contains("--dangerously-skip-permissions") && err.contains("does not start with \"-\""),
+        "{err}"
+    );
+    let err = p
+        .run_taskie(&["state", "set", "review_model=-p"])
+        .fails_with(1)
+        .to_string();
+    assert!(
+        err.contains("review_model") && err.contains("taskie state set"),
+        "{err}"
+    );
+    let err = p
+        .run_taskie(&["init", "p", "--force", "--reviewer", "codex:-c"])
+        .fails_with(2)
+        .to_string();
+    assert!(err.contains("does not start with \"-\""), "{err}");
+
+    let hand_edited = plan_review(json!({"reviewers": ["claude:--dangerously-skip-permissions"]}));
+    let msg = hand_edited.stop().message();
+    assert!(
+        msg.contains("reviewers") && msg.contains("does not start with"),
+        "{msg}"
+    );
+    assert_eq!(hand_edited.reviewer_calls(), 0);
 }

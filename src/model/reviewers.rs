@@ -3,9 +3,16 @@
 
 use std::fmt;
 
-/// `review_model` reaches a command line, so it is restricted (SPEC §8).
+/// The rule a model name obeys, in words, for every message that refuses one.
+pub const MODEL_RULE: &str =
+    "a model name matching ^[A-Za-z0-9._\\[\\]-]+$ that does not start with \"-\"";
+
+/// `review_model` reaches a command line, so it is restricted (SPEC §8): no character a
+/// shell or a CLI would read as more than a name, and no leading `-`, which a CLI would
+/// take for an option (`claude:--dangerously-skip-permissions`).
 pub fn valid_model(s: &str) -> bool {
     !s.is_empty()
+        && !s.starts_with('-')
         && s.bytes()
             .all(|b| b.is_ascii_alphanumeric() || b"._[]-".contains(&b))
 }
@@ -69,7 +76,7 @@ impl Reviewer {
         })?;
         if !valid_model(model) {
             return Err(format!(
-                "\"{text}\": the model \"{model}\" must match ^[A-Za-z0-9._\\[\\]-]+$"
+                "\"{text}\": the model \"{model}\" must be {MODEL_RULE}"
             ));
         }
         Ok(Reviewer {
@@ -153,7 +160,12 @@ mod tests {
         assert!(
             Reviewer::parse("claude:op us")
                 .unwrap_err()
-                .contains("must match")
+                .contains("must be a model name matching")
+        );
+        assert!(
+            Reviewer::parse("claude:--dangerously-skip-permissions")
+                .unwrap_err()
+                .contains("does not start with \"-\"")
         );
         assert!(Reviewer::parse("claude:").is_err());
         assert_eq!(

@@ -30,7 +30,7 @@ impl ValueKind {
             ValueKind::OptionalCount => "a whole number ≥ 0, or null".into(),
             ValueKind::Text => "a string".into(),
             ValueKind::OptionalPhase => "null or a phase name".into(),
-            ValueKind::Model => "a model name matching ^[A-Za-z0-9._\\[\\]-]+$".into(),
+            ValueKind::Model => crate::model::reviewers::MODEL_RULE.into(),
             ValueKind::Flag => "true or false".into(),
             ValueKind::Reviewers => {
                 "a list of \"<kind>:<model>\" with kind claude, codex or gemini".into()

@@ -448,7 +448,7 @@ mod tests {
             (
                 r#"{"reviewers":["claude:op us"]}"#,
                 "reviewers",
-                "must match",
+                "must be a model name matching",
             ),
             (
                 r#"{"review_mode":"both"}"#,
