@@ -885,31 +885,59 @@ fn a_panic_inside_the_hook_still_answers_allow_and_exits_zero() {
     assert_eq!(p.state_bytes(), before, "the panic came before the write");
 }
 
+/// A plugin directory whose plugin.json says `version`.
+fn plugin_of_version(version: &str) -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(dir.path().join(".claude-plugin")).unwrap();
+    std::fs::write(
+        dir.path().join(".claude-plugin/plugin.json"),
+        json!({"name": "taskie", "version": version}).to_string(),
+    )
+    .unwrap();
+    dir
+}
+
 #[test]
-fn the_launchers_notice_reaches_the_user_in_the_hooks_one_answer() {
+fn the_version_notice_reaches_the_user_once_per_session_in_the_hooks_one_answer() {
+    let plugin = plugin_of_version("9.9.9");
+    let cache = tempfile::tempdir().unwrap();
     let p = Project::new();
-    std::fs::create_dir_all(p.root().join("elsewhere")).unwrap();
-    let out = p
-        .hook_command()
-        .env(
-            "TASKIE_LAUNCHER_NOTICE",
-            "Taskie: plugin 0.2.0, binary 0.1.0",
-        )
-        .write_stdin(json!({"hook_event_name": "Stop", "cwd": p.root()}).to_string())
-        .output()
-        .unwrap();
-    assert_eq!(
-        crate::support::Run::from(out).answer(),
-        json!({"systemMessage": "Taskie: plugin 0.2.0, binary 0.1.0"}),
-        "a silent allow becomes the notice"
+    let stop = |session: &str| {
+        let out = p
+            .hook_command()
+            .env("TASKIE_PLUGIN_ROOT", plugin.path())
+            .env("XDG_CACHE_HOME", cache.path())
+            .write_stdin(
+                json!({"hook_event_name": "Stop", "cwd": p.root(), "session_id": session})
+                    .to_string(),
+            )
+            .output()
+            .unwrap();
+        crate::support::Run::from(out).answer()
+    };
+    let first = stop("s-1");
+    let msg = first["systemMessage"].as_str().unwrap_or_default();
+    assert!(
+        msg.contains(&format!("taskie-hook {}", env!("CARGO_PKG_VERSION")))
+            && msg.contains("does not match the Taskie plugin 9.9.9"),
+        "a silent allow becomes the notice: {first}"
     );
+    assert_eq!(first.as_object().unwrap().len(), 1, "{first}");
+    assert_eq!(stop("s-1"), Value::Null, "once per session: silent again");
+    assert!(
+        stop("s-2")["systemMessage"].as_str().is_some(),
+        "another session is told again"
+    );
+
+    // A block keeps its instruction and gains the notice.
     let p = Project::new()
         .plan("p")
         .state(due("plan-review"))
         .reviewer(&Fake::fail());
     let out = p
         .hook_command()
-        .env("TASKIE_LAUNCHER_NOTICE", "update me")
+        .env("TASKIE_PLUGIN_ROOT", plugin.path())
+        .env("XDG_CACHE_HOME", cache.path())
         .write_stdin(json!({"hook_event_name": "Stop", "cwd": p.root()}).to_string())
         .output()
         .unwrap();
@@ -918,5 +946,21 @@ fn the_launchers_notice_reaches_the_user_in_the_hooks_one_answer() {
         run.reason().contains("Verdict: FAIL"),
         "the block is unchanged"
     );
-    assert_eq!(run.answer()["systemMessage"], "update me");
+    assert!(
+        run.answer()["systemMessage"]
+            .as_str()
+            .is_some_and(|m| m.contains("9.9.9")),
+        "without a session id every stop carries it"
+    );
+
+    // The same version: nothing.
+    let same = plugin_of_version(env!("CARGO_PKG_VERSION"));
+    let p = Project::new();
+    let out = p
+        .hook_command()
+        .env("TASKIE_PLUGIN_ROOT", same.path())
+        .write_stdin(json!({"hook_event_name": "Stop", "cwd": p.root()}).to_string())
+        .output()
+        .unwrap();
+    assert_eq!(crate::support::Run::from(out).answer(), Value::Null);
 }

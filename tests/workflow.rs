@@ -486,6 +486,85 @@ fn the_launcher_runs_a_real_review_through_the_plugin_copy() {
     assert_eq!(p.state_json()["next_phase"], "post-plan-review");
 }
 
+/// The launcher is one shell and one exec: with a plugin/binary version mismatch, a
+/// notice already given in this session and a PATH holding nothing but taskie-hook (no
+/// `cat`, no `sed`), the event still reaches taskie-hook, the review runs, and no copy of
+/// stdin is left anywhere. (The launcher used to copy stdin with `cat` in this case.)
+#[test]
+fn the_launcher_hands_the_event_over_whatever_the_version_and_path() {
+    let plugin = PluginCopy::new();
+    std::fs::create_dir_all(plugin.root.join(".claude-plugin")).unwrap();
+    std::fs::write(
+        plugin.root.join(".claude-plugin/plugin.json"),
+        r#"{"name": "taskie", "version": "0.0.1-other"}"#,
+    )
+    .unwrap();
+    plugin.link_hook_into(&plugin.bin);
+    let cache = tempfile::tempdir().unwrap();
+    let notices = cache.path().join("taskie/notices");
+    std::fs::create_dir_all(&notices).unwrap();
+    let marker = format!("s-1-{}-0.0.1-other", env!("CARGO_PKG_VERSION"));
+    std::fs::write(notices.join(&marker), "").unwrap();
+
+    // The fake reviewer needs the usual tools, which the stop's PATH lacks.
+    let with_path = |p: &Project| {
+        let script = std::fs::read_to_string(p.reviewer_path()).unwrap();
+        let (shebang, rest) = script.split_once('\n').unwrap();
+        std::fs::write(
+            p.reviewer_path(),
+            format!("{shebang}\nPATH=/usr/bin:/bin; export PATH\n{rest}"),
+        )
+        .unwrap();
+    };
+    let p = Project::new().plan("p").state(due("plan-review"));
+    with_path(&p);
+    let event = json!({"hook_event_name": "Stop", "cwd": p.root(), "session_id": "s-1"});
+    let reviewer = p.reviewer_path();
+    let env = [
+        ("TASKIE_REVIEWER", reviewer.to_str().unwrap()),
+        ("XDG_CACHE_HOME", cache.path().to_str().unwrap()),
+        ("PATH", plugin.bin.to_str().unwrap()),
+    ];
+    let run = plugin.run(&event.to_string(), &env);
+    assert!(
+        run.is_block(),
+        "the review ran: {} {}",
+        run.stdout,
+        run.stderr
+    );
+    assert_eq!(p.reviewer_calls(), 1);
+    assert!(
+        run.answer().get("systemMessage").is_none(),
+        "the notice was given in this session already: {}",
+        run.stdout
+    );
+    let left: Vec<_> = std::fs::read_dir(cache.path().join("taskie"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    assert_eq!(left, ["notices"], "no copy of stdin anywhere");
+
+    // A new session is told, by taskie-hook, in its one answer.
+    let p = Project::new().plan("p").state(due("plan-review"));
+    with_path(&p);
+    let event = json!({"hook_event_name": "Stop", "cwd": p.root(), "session_id": "s-2"});
+    let reviewer = p.reviewer_path();
+    let env = [
+        ("TASKIE_REVIEWER", reviewer.to_str().unwrap()),
+        ("XDG_CACHE_HOME", cache.path().to_str().unwrap()),
+        ("PATH", plugin.bin.to_str().unwrap()),
+    ];
+    let run = plugin.run(&event.to_string(), &env);
+    assert!(run.is_block());
+    assert!(
+        run.answer()["systemMessage"]
+            .as_str()
+            .is_some_and(|m| m.contains("does not match the Taskie plugin 0.0.1-other")),
+        "{}",
+        run.stdout
+    );
+}
+
 // ---------------------------------------------------------------------------
 // The reviewer prompt
 

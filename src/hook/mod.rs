@@ -23,6 +23,7 @@ pub mod decide;
 pub mod dry_run;
 pub mod input;
 pub mod message;
+pub mod notice;
 use std::io::{Read, Write};
 use std::panic::{self, AssertUnwindSafe};
 use std::path::PathBuf;
@@ -53,6 +54,7 @@ pub fn main(opts: &Options) {
         .lock()
         .take(STDIN_LIMIT)
         .read_to_end(&mut input);
+    let notice = panic::catch_unwind(|| notice::for_stop(&input)).unwrap_or(None);
     panic::set_hook(Box::new(|info| {
         eprintln!("taskie-hook: internal error: {info}")
     }));
@@ -64,7 +66,7 @@ pub fn main(opts: &Options) {
         event: None,
         _lock: None,
     });
-    finished.emit(started);
+    finished.emit(started, notice.as_deref());
 }
 
 /// An inherited "ignore SIGCHLD" makes the kernel discard the reviewer's exit status,
@@ -93,13 +95,10 @@ impl Finished {
         }
     }
 
-    /// Prints the answer, then logs the event (SPEC §5 step 18).
-    pub fn emit(self, started: Instant) {
-        // The plugin launcher's once-per-session notice (docs/distribution.md).
-        let notice = std::env::var("TASKIE_LAUNCHER_NOTICE").ok();
-        let out = self
-            .answer
-            .to_stdout_on(Channel::current(), notice.as_deref());
+    /// Prints the answer, with the version notice first in its `systemMessage` when there
+    /// is one (`notice.rs`), then logs the event (SPEC §5 step 18).
+    pub fn emit(self, started: Instant, notice: Option<&str>) {
+        let out = self.answer.to_stdout_on(Channel::current(), notice);
         if !out.is_empty() {
             let mut stdout = std::io::stdout().lock();
             let _ = writeln!(stdout, "{out}");

@@ -1,0 +1,113 @@
+//! The plugin/binary version notice (docs/distribution.md). The plugin's launcher only
+//! finds taskie-hook and `exec`s it, telling it where the plugin is (`TASKIE_PLUGIN_ROOT`);
+//! the hook compares the plugin's version with its own and, when they differ, says so once
+//! per session in the `systemMessage` of its one answer. Done here rather than in the
+//! launcher: the hook has already read the event (the session id is in it), so nothing has
+//! to copy stdin, and a shell without `cat` or `sed` can lose nothing.
+
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime};
+
+use serde::Deserialize;
+
+/// The environment variable the launcher sets to the plugin's directory.
+pub const PLUGIN_ROOT_VAR: &str = "TASKIE_PLUGIN_ROOT";
+
+/// Session markers older than this are deleted when a new one is written.
+const MARKER_LIFETIME: Duration = Duration::from_secs(7 * 24 * 3600);
+
+#[derive(Deserialize)]
+struct PluginManifest {
+    version: String,
+}
+
+/// The plugin's version, from `<root>/.claude-plugin/plugin.json`.
+fn plugin_version(root: &Path) -> Option<String> {
+    let bytes = crate::store::fs::read_regular(&root.join(".claude-plugin/plugin.json"), 64 * 1024)
+        .ok()??;
+    serde_json::from_slice::<PluginManifest>(&bytes)
+        .ok()
+        .map(|m| m.version)
+}
+
+/// The notice text for a binary of version `own` under a plugin of version `plugin`.
+pub fn text(own: &str, binary: &str, plugin: &str) -> String {
+    format!(
+        "Taskie: taskie-hook {own} at {binary} does not match the Taskie plugin {plugin}. Update the older one: \
+         taskie-hook with npm install -g taskie@latest (or cargo install --locked --path <checkout>), the plugin \
+         with claude plugin update taskie@taskie."
+    )
+}
+
+/// Where the once-per-session markers live: `$XDG_CACHE_HOME/taskie/notices`, else
+/// `~/.cache/taskie/notices`.
+fn markers_dir() -> Option<PathBuf> {
+    let cache = std::env::var_os("XDG_CACHE_HOME")
+        .filter(|v| !v.is_empty())
+        .map(PathBuf::from)
+        .or_else(|| {
+            std::env::var_os("HOME")
+                .filter(|v| !v.is_empty())
+                .map(|h| PathBuf::from(h).join(".cache"))
+        })?;
+    Some(cache.join("taskie").join("notices"))
+}
+
+/// The notice this stop carries, if any: only when the launcher named the plugin, its
+/// version differs from this binary's, and this session has not had it yet. `event` is
+/// the raw event, read for the session id only in the mismatch case.
+pub fn for_stop(event: &[u8]) -> Option<String> {
+    let root = std::env::var_os(PLUGIN_ROOT_VAR).filter(|v| !v.is_empty())?;
+    let plugin = plugin_version(Path::new(&root))?;
+    let own = env!("CARGO_PKG_VERSION");
+    if plugin == own {
+        return None;
+    }
+    let binary = std::env::current_exe()
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|_| "taskie-hook".into());
+    let notice = text(own, &binary, &plugin);
+    eprintln!("taskie-hook: {notice}");
+    let session = crate::hook::input::Event::parse(event)
+        .ok()
+        .and_then(|e| e.session_id)
+        .filter(|s| crate::model::plan_file::safe_name(s));
+    let (Some(session), Some(dir)) = (session, markers_dir()) else {
+        // No session or no cache: every stop carries it.
+        return Some(notice);
+    };
+    let safe = |v: &str| {
+        v.bytes()
+            .all(|b| b.is_ascii_alphanumeric() || b"._+-".contains(&b))
+    };
+    let name = if safe(own) && safe(&plugin) {
+        format!("{session}-{own}-{plugin}")
+    } else {
+        session
+    };
+    let marker = dir.join(name);
+    if marker.exists() {
+        return None;
+    }
+    if fs_err::create_dir_all(&dir).is_ok() {
+        let _ = crate::store::atomic::write(&marker, b"");
+        forget_old_markers(&dir);
+    }
+    Some(notice)
+}
+
+fn forget_old_markers(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let now = SystemTime::now();
+    for entry in entries.flatten() {
+        let old = entry
+            .metadata()
+            .and_then(|m| m.modified())
+            .is_ok_and(|t| now.duration_since(t).is_ok_and(|age| age > MARKER_LIFETIME));
+        if old {
+            let _ = std::fs::remove_file(entry.path());
+        }
+    }
+}
