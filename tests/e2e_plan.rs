@@ -260,13 +260,14 @@ impl Story {
         );
     }
 
-    /// Asserts that the plan holds exactly these files (state.json aside).
+    /// Asserts that the plan holds exactly these plan files (taskie's own state.json and
+    /// spend.json aside).
     #[track_caller]
     fn expect_files(&self, plan: &str, files: &[&str]) {
         let mut have: Vec<String> = snapshot(&self.plan_dir(plan))
             .into_iter()
             .map(|(n, _)| n)
-            .filter(|n| n != "state.json")
+            .filter(|n| !taskie::model::plan_file::TASKIE_FILES.contains(&n.as_str()))
             .collect();
         have.sort();
         let mut want: Vec<String> = files.iter().map(|f| f.to_string()).collect();

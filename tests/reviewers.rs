@@ -3,7 +3,7 @@
 //! reviewer programs that have the real CLIs' argv and output shapes.
 
 use crate::support::vendors::Vendor;
-use crate::support::{Fake, Project, due};
+use crate::support::{Fake, Project, Shape, due};
 use serde_json::{Value, json};
 
 const CODEX_SCHEMA: &str = r#"{"type":"object","properties":{"verdict":{"type":"string","enum":["PASS","FAIL"]},"summary":{"type":"string"},"findings":{"type":"array","items":{"type":"string"}}},"required":["verdict","summary","findings"],"additionalProperties":false}"#;
@@ -391,7 +391,8 @@ fn a_spent_budget_hard_stops_the_next_review_and_claude_gets_what_remains() {
     let msg = p.stop().message();
     assert_eq!(p.reviewer_calls(), 2, "no review ran");
     assert_eq!(p.state_bytes(), before, "state.json unchanged");
-    assert!(msg.contains("$0.02 of its $0.015 budget"), "{msg}");
+    // Money as people read it: two decimals (SPEC §18).
+    assert!(msg.contains("$0.02 of its $0.01 budget"), "{msg}");
     assert!(
         msg.contains("taskie state set --plan p max_cost_usd="),
         "{msg}"
@@ -587,4 +588,108 @@ fn a_model_name_starting_with_a_dash_is_refused_everywhere() {
         "{msg}"
     );
     assert_eq!(hand_edited.reviewer_calls(), 0);
+}
+
+// ---------------------------------------------------------------------------
+// The spend ledger (SPEC §18)
+
+/// Writes `.taskie/logs/events.jsonl` as an older taskie (or a hostile hand) left it:
+/// one review record of plan `p` per cost.
+fn logged_costs(p: &Project, costs: &[&str]) {
+    std::fs::create_dir_all(p.logs()).unwrap();
+    let lines: Vec<String> = costs
+        .iter()
+        .enumerate()
+        .map(|(i, c)| {
+            format!(
+                r#"{{"plan":"p","path":"review-blocked","review":"plan-review","iteration":{},"reviews":1,"cost_usd":{c}}}"#,
+                i + 1
+            )
+        })
+        .collect();
+    std::fs::write(p.logs().join("events.jsonl"), lines.join("\n") + "\n").unwrap();
+}
+
+#[test]
+fn a_hostile_log_row_cannot_reopen_a_spent_budget() {
+    let p = plan_review(json!({"max_cost_usd": 0.5}));
+    logged_costs(&p, &["0.75", "-1e300"]);
+    let msg = p.stop().message();
+    assert_eq!(p.reviewer_calls(), 0, "the budget is spent: {msg}");
+    assert!(msg.contains("have cost $0.75 of its $0.50 budget"), "{msg}");
+}
+
+#[test]
+fn huge_log_rows_cannot_make_the_spend_infinite_and_the_advice_is_a_command_that_works() {
+    let p = plan_review(json!({"max_cost_usd": 5}));
+    logged_costs(&p, &["1e308", "1e308"]);
+    let v = p.taskie_json(&["status", "--json"]);
+    let cost = v["spend"]["plan"]["cost_usd"].as_f64();
+    assert!(cost.is_some_and(f64::is_finite), "a number, not null: {v}");
+    let msg = p.stop().message();
+    assert_eq!(p.reviewer_calls(), 0);
+    let command = msg
+        .split('`')
+        .find(|c| c.contains("max_cost_usd="))
+        .expect("a budget command")
+        .to_string();
+    let args: Vec<&str> = command.split_whitespace().skip(1).collect();
+    p.run_taskie(&args).ok();
+}
+
+#[test]
+fn the_plans_spend_survives_the_event_log_and_failed_attempts_count_in_cost_only() {
+    let p = plan_review(json!({"max_cost_usd": 10}));
+    // A failed attempt that was paid for: an error answer with a cost.
+    p.set_reviewer(&Fake::pass().shape(Shape::Raw(
+        r#"{"type":"result","subtype":"error_during_execution","is_error":true,"result":"API Error: overloaded","total_cost_usd":0.25}"#,
+    )));
+    p.stop();
+    p.set_reviewer(&Fake::fail());
+    assert!(p.stop().is_block());
+    assert!(p.exists("spend.json"), "the ledger sits beside the state");
+    // The log rotates away, or is deleted: the ledger keeps the total.
+    std::fs::remove_dir_all(p.logs()).unwrap();
+    let v = p.taskie_json(&["status", "--json"]);
+    let plan = &v["spend"]["plan"];
+    assert_eq!(
+        (
+            &plan["reviews"],
+            &plan["failed_attempts"],
+            &plan["cost_usd"]
+        ),
+        (&json!(1), &json!(1), &json!(0.26)),
+        "{v}"
+    );
+    let text = p.run_taskie(&["status"]).ok().to_string();
+    let text = text.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        text.contains("plan 1 review and 1 failed attempt") && text.contains("$0.26 of $10.00"),
+        "{text}"
+    );
+    // And validation accepts the ledger.
+    p.run_taskie(&["validate"]).ok();
+}
+
+#[test]
+fn init_with_a_zero_budget_says_the_next_stop_is_a_hard_stop() {
+    let p = Project::new().plan("p");
+    let out = p
+        .run_taskie(&["init", "p", "--max-cost-usd", "0"])
+        .ok()
+        .to_string();
+    assert!(!out.contains("runs plan-review #1"), "{out}");
+    assert!(
+        out.contains("the next stop is a hard stop") && out.contains("$0.00"),
+        "{out}"
+    );
+    let msg = p.stop().message();
+    assert!(msg.contains("hard stop"), "{msg}");
+    let out = p
+        .run_taskie(&["state", "set", "max_cost_usd=-0"])
+        .ok()
+        .to_string();
+    assert!(!out.contains("-0"), "{out}");
+    let status = p.run_taskie(&["status"]).ok().to_string();
+    assert!(!status.contains("$-0"), "{status}");
 }

@@ -74,11 +74,33 @@ pub fn run(
         eprintln!("taskie: warning: {w}");
     }
     target.write_state(&held, &state)?;
+    // The plan's spend ledger starts empty (SPEC §18); a restarted plan keeps what it spent.
+    let ledger = target.dir().join(crate::model::plan_file::SPEND_FILE);
+    if std::fs::symlink_metadata(&ledger).is_err() {
+        crate::store::atomic::write(
+            &ledger,
+            crate::model::spend::Ledger::default().to_json().as_bytes(),
+        )?;
+    }
     inv.bind(&target);
+    // What the next stop does, by the hook's own rule: never promise a review it refuses.
     let next = if max_reviews == 0 {
         "Reviews are disabled (max_reviews 0): the hook moves past each review without running it."
+            .to_string()
+    } else if let Some(reason) = crate::model::cycle::hard_stop(&state, 0.0) {
+        format!(
+            "No review can run yet ({}): the next stop is a hard stop. {}",
+            reason.as_str(),
+            match reason {
+                crate::model::cycle::StopReason::BudgetExhausted => format!(
+                    "A budget of {} pays for nothing; set one with `taskie state set --plan {plan} max_cost_usd=<dollars>`.",
+                    crate::model::spend::money(state.max_cost_usd.unwrap_or(0.0))
+                ),
+                _ => format!("`taskie status --plan {plan}` says how to resolve it."),
+            }
+        )
     } else {
-        "Stop now: the hook runs plan-review #1 when you end your turn."
+        "Stop now: the hook runs plan-review #1 when you end your turn.".to_string()
     };
     writeln!(
         out,

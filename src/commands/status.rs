@@ -16,6 +16,7 @@ use crate::paint::{Paint, WIDTH, wrap};
 use crate::store::diagnostics::{self, Diagnostics};
 use crate::store::event_log;
 use crate::store::lock::{self, Running};
+use crate::store::snapshot;
 use serde::Serialize;
 use serde_json::Value;
 use std::io::Write;
@@ -55,25 +56,34 @@ pub struct SpendReport {
 }
 
 impl SpendReport {
-    /// From the plan's logged runs (oldest first) and its state (pure).
-    pub fn of(runs: &[spend::Run], state: Option<&State>, cycle: Option<&Cycle>) -> SpendReport {
+    /// From the plan's ledger and its state (pure).
+    pub fn of(ledger: &spend::Ledger, state: Option<&State>, cycle: Option<&Cycle>) -> SpendReport {
         let cycle = cycle
-            .map(|c| {
-                let passed = c.status == CycleStatus::Passed;
-                let next = if passed {
-                    c.iteration
-                } else {
-                    c.iteration.saturating_add(1)
-                };
-                spend::cycle(runs, c.review.name(), next, passed)
+            .and_then(|c| {
+                ledger_cycle(ledger, c.review, c.task)
+                    // A closed cycle in the ledger is this one only while it just passed.
+                    .filter(|l| !l.closed || c.status == CycleStatus::Passed)
             })
+            .map(|c| c.totals)
             .unwrap_or_default();
         SpendReport {
             cycle,
-            plan: spend::plan(runs),
+            plan: ledger.plan,
             budget_usd: state.and_then(|s| s.max_cost_usd),
         }
     }
+}
+
+/// The ledger's cycle when it is the cycle of review `r` (of task `task`) status shows.
+fn ledger_cycle(
+    ledger: &spend::Ledger,
+    r: Review,
+    task: Option<u64>,
+) -> Option<&spend::CycleLedger> {
+    ledger
+        .cycle
+        .as_ref()
+        .filter(|c| c.review == r.name() && c.task == task)
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -348,17 +358,22 @@ fn spend_line(out: &mut String, p: &Paint, s: &SpendReport) {
     }
     let totals = |t: &spend::Totals| {
         let secs = t.review_seconds.round() as u64;
+        let failed = match t.failed_attempts {
+            0 => String::new(),
+            1 => " and 1 failed attempt".into(),
+            n => format!(" and {n} failed attempts"),
+        };
         format!(
-            "{}, {}m {:02}s, ${}",
+            "{}{failed}, {}m {:02}s, {}",
             reviews(t.reviews),
             secs / 60,
             secs % 60,
-            spend::dollars(t.cost_usd)
+            spend::money(t.cost_usd)
         )
     };
     let mut text = format!("cycle {} · plan {}", totals(&s.cycle), totals(&s.plan));
     if let Some(b) = s.budget_usd {
-        text.push_str(&format!(" of ${} (max_cost_usd)", spend::dollars(b)));
+        text.push_str(&format!(" of {} (max_cost_usd)", spend::money(b)));
     }
     line(out, p, "Spend", &text);
 }
@@ -489,10 +504,26 @@ pub fn run(
     let gathered = target.gather()?;
     let facts = gathered.facts();
     let logs = target.project.logs();
+    // What the reviews cost and said, from the plan's small ledger (SPEC §18): O(1)
+    // whatever the size of the event log.
+    let ledger = snapshot::ledger(&target.dir(), &target.plan);
     let (verdicts, diag) = match &gathered.state {
         Ok(Some(s)) => match cycle_of(s) {
             Some((r, k)) => {
-                let history = event_log::history(&logs, &target.plan, r.name());
+                let task = s.current_task.filter(|_| r == Review::Code);
+                let verdicts = match ledger_cycle(&ledger, r, task) {
+                    Some(c) => c
+                        .verdicts
+                        .iter()
+                        .filter(|v| v.iteration <= k)
+                        .map(|v| (v.iteration, v.verdict.clone()))
+                        .collect(),
+                    // A cycle an older taskie ran: its verdicts are only in the log.
+                    None => event_log::cycle_verdicts(
+                        &event_log::history(&logs, &target.plan, r.name()),
+                        k,
+                    ),
+                };
                 let diag = crate::store::fs::read_regular(
                     &logs.join(diagnostics::file_name(&target.plan)),
                     crate::store::fs::PLAN_FILE_LIMIT,
@@ -500,7 +531,7 @@ pub fn run(
                 .ok()
                 .flatten()
                 .and_then(|b| Diagnostics::parse(&b));
-                (event_log::cycle_verdicts(&history, k), diag)
+                (verdicts, diag)
             }
             None => (Vec::new(), None),
         },
@@ -508,11 +539,7 @@ pub fn run(
     };
     let mut report = build(&facts, &target.rel_dir(), &verdicts, diag);
     let state = gathered.state.as_ref().ok().and_then(Option::as_ref);
-    report.spend = SpendReport::of(
-        &event_log::spend_runs(&logs, &target.plan),
-        state,
-        report.cycle.as_ref(),
-    );
+    report.spend = SpendReport::of(&ledger, state, report.cycle.as_ref());
     report.running = lock::running(&target.project.locks(), &target.plan);
     if json {
         let text = serde_json::to_string_pretty(&report).map_err(std::io::Error::other)?;

@@ -5,8 +5,11 @@
 use crate::clock::Utc;
 use crate::hook::answer::{Answer, Channel};
 use crate::hook::input::Event;
-use crate::model::cycle::HardStop;
+use crate::model::cycle::{HardStop, Reviewed};
 use crate::model::facts::Facts;
+use crate::model::phase::Review;
+use crate::model::plan_file::SPEND_FILE;
+use crate::model::spend;
 use crate::model::state::State;
 use crate::reviewer;
 use crate::store::event_log::{self, Branch, Record};
@@ -14,7 +17,7 @@ use crate::store::lock::{self, PlanLock};
 use crate::store::project::{self, Project};
 use crate::store::select::{self, SelectError, Selected};
 use crate::store::sessions::{self, SessionId};
-use crate::store::snapshot::{Gathered, escaping_link, state_bytes};
+use crate::store::snapshot::{self, Gathered, escaping_link, state_bytes};
 use crate::store::{atomic, diagnostics};
 use decide::{Outcome, Step};
 
@@ -254,6 +257,15 @@ fn run(opts: &Options, input: &[u8]) -> Finished {
         Err(e) => return internal(format!("cannot read the plan directory: {e}")),
     };
     let facts = gathered.facts();
+    // A budgeted plan an older taskie ran has no ledger yet, so its spend was added up
+    // from the event log: keep that once, so no later stop reads the log again.
+    if let Ok(Some(s)) = &gathered.state
+        && s.max_cost_usd.is_some()
+        && std::fs::symlink_metadata(dir.join(SPEND_FILE)).is_err()
+    {
+        let ledger = snapshot::ledger(&dir, &plan);
+        let _ = atomic::write(&dir.join(SPEND_FILE), ledger.to_json().as_bytes());
+    }
     let outcome = match decide::decide(&facts) {
         Step::Done(outcome) => outcome,
         Step::HardStop(stop, record) => hard_stop(&project, &facts, stop, record, true),
@@ -300,8 +312,26 @@ fn run(opts: &Options, input: &[u8]) -> Finished {
             let run = reviewer::review(&project, &facts, &due, &config, &start);
             lock.clear();
             let mut outcome = decide::conclude(&facts, &due, &run.reviewed);
-            // What the run cost is logged whatever the decision (SPEC §18).
+            // What the run cost is recorded whatever the decision (SPEC §18): in the
+            // ledger first (money spent stays spent even if the state write is lost),
+            // then in the event.
             if run.reviews > 0 {
+                let mut ledger = snapshot::ledger(&dir, &plan);
+                ledger.record(&spend::Entry {
+                    review: due.review.name(),
+                    task: due.base.current_task.filter(|_| due.review == Review::Code),
+                    iteration: due.iteration,
+                    processes: run.reviews,
+                    reviewed: !matches!(run.reviewed, Reviewed::Failed { .. }),
+                    verdict: outcome.record.verdict,
+                    advanced: outcome.record.path == Branch::Advanced,
+                    spend: &run.spend,
+                });
+                if let Err(e) = atomic::write(&dir.join(SPEND_FILE), ledger.to_json().as_bytes()) {
+                    eprintln!(
+                        "taskie-hook: could not write the spend ledger of plan '{plan}': {e}"
+                    );
+                }
                 outcome.record.reviews = Some(run.reviews);
                 outcome.record.spend = run.spend;
                 outcome.record.panel = run.panel;

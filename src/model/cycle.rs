@@ -182,17 +182,19 @@ pub fn explain_stop(
         StopReason::BudgetExhausted => {
             let budget = s.max_cost_usd.unwrap_or(0.0);
             // Room for about as many reviews again as the budget has paid for so far.
-            let more = spend::dollars((budget * 2.0).max(spent_usd + 1.0).ceil());
+            let raised = (budget * 2.0).max(spent_usd + 1.0).ceil();
+            let more = spend::dollars(raised);
             (
                 format!(
-                    "the plan's reviews have cost ${} of its ${} budget (max_cost_usd)",
-                    spend::dollars(spent_usd),
-                    spend::dollars(budget)
+                    "the plan's reviews have cost {} of its {} budget (max_cost_usd)",
+                    spend::money(spent_usd),
+                    spend::money(budget)
                 ),
                 Remedy {
                     command: format!("taskie state set --plan {plan} max_cost_usd={more}"),
                     description: format!(
-                        "raise the plan's review budget to ${more}; the next stop runs review #{next}"
+                        "raise the plan's review budget to {}; the next stop runs review #{next}",
+                        spend::money(raised)
                     ),
                 },
             )

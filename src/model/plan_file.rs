@@ -5,6 +5,15 @@ use crate::model::phase::Review;
 /// Prefix of the temporary files; the plan-lock holder deletes leftovers (SPEC §5 step 7).
 pub const TEMP_PREFIX: &str = ".taskie-tmp-";
 
+/// The plan's state (SPEC §3).
+pub const STATE_FILE: &str = "state.json";
+
+/// The plan's spend ledger (SPEC §18), beside the state.
+pub const SPEND_FILE: &str = "spend.json";
+
+/// The files of a plan directory that taskie writes and that are not plan files.
+pub const TASKIE_FILES: [&str; 2] = [STATE_FILE, SPEND_FILE];
+
 /// What a review is about; part of every review / post-review file name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Subject {

@@ -54,10 +54,13 @@ pub struct Run {
     pub spend: Spend,
 }
 
-/// Reviews, their time and their cost, added up.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize)]
+/// Reviews, their time and their cost, added up. Failed reviewer attempts count in time
+/// and cost (they may have been paid for) but not as reviews.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct Totals {
     pub reviews: u64,
+    pub failed_attempts: u64,
     pub review_seconds: f64,
     pub cost_usd: f64,
 }
@@ -65,12 +68,32 @@ pub struct Totals {
 impl Totals {
     fn add(&mut self, r: &Run) {
         self.reviews = self.reviews.saturating_add(r.reviews);
-        // Rounded as they are added (to the millisecond, to the micro-dollar), so sums
-        // print as people write them, not as 0.036000000000000004.
-        let seconds = self.review_seconds + r.spend.reviewer_ms.unwrap_or(0) as f64 / 1000.0;
-        self.review_seconds = (seconds * 1e3).round() / 1e3;
-        let cost = self.cost_usd + r.spend.cost_usd.unwrap_or(0.0);
-        self.cost_usd = (cost * 1e6).round() / 1e6;
+        self.add_amounts(&r.spend);
+    }
+
+    fn add_entry(&mut self, e: &Entry) {
+        if e.reviewed {
+            self.reviews = self.reviews.saturating_add(e.processes);
+        } else {
+            self.failed_attempts = self.failed_attempts.saturating_add(1);
+        }
+        self.add_amounts(e.spend);
+    }
+
+    /// Adds what a run reported, skipping any amount that is not finite and ≥ 0.
+    /// Rounded as they are added (to the millisecond, to the micro-dollar), so sums
+    /// print as people write them, not as 0.036000000000000004.
+    fn add_amounts(&mut self, s: &Spend) {
+        let seconds = self.review_seconds + s.reviewer_ms.unwrap_or(0) as f64 / 1000.0;
+        self.review_seconds = rounded(saturated(seconds), 1e3);
+        let cost = self.cost_usd + sane(s.cost_usd);
+        self.cost_usd = rounded(saturated(cost), 1e6);
+    }
+
+    /// Makes every amount finite and ≥ 0.
+    fn sanitize(&mut self) {
+        self.review_seconds = saturated(self.review_seconds);
+        self.cost_usd = saturated(self.cost_usd);
     }
 }
 
@@ -113,12 +136,150 @@ pub fn remaining(budget: f64, spent: f64) -> f64 {
 /// A dollar amount as a command line or a message shows it: at most 4 decimals, no
 /// trailing zeros (`0.75`, not `0.7500000000000001`).
 pub fn dollars(amount: f64) -> String {
+    // -0 (a user may type it) prints as 0, never as "-0".
+    let amount = if amount == 0.0 { 0.0 } else { amount };
     let text = format!("{amount:.4}");
     let text = text.trim_end_matches('0').trim_end_matches('.');
     if text.is_empty() || text == "-" {
         "0".into()
     } else {
         text.into()
+    }
+}
+
+/// Money as people read it (SPEC §18): two decimals (`$0.50`), four below one cent
+/// (`$0.0042`). Never `-0`.
+pub fn money(amount: f64) -> String {
+    let amount = if amount.is_finite() && amount > 0.0 {
+        amount
+    } else {
+        0.0
+    };
+    if amount > 0.0 && amount < 0.01 {
+        format!("${amount:.4}")
+    } else {
+        format!("${amount:.2}")
+    }
+}
+
+/// A recorded amount: a finite number ≥ 0, anything else is nothing (SPEC §18: a value
+/// that is not finite and ≥ 0 is never added).
+pub fn sane(amount: Option<f64>) -> f64 {
+    amount.filter(|a| a.is_finite() && *a >= 0.0).unwrap_or(0.0)
+}
+
+/// A sum kept finite and ≥ 0: past f64's range it stays at the largest value (a budget
+/// it exhausted stays exhausted), NaN and negatives are 0.
+fn saturated(x: f64) -> f64 {
+    if x.is_nan() || x <= 0.0 {
+        0.0
+    } else {
+        x.min(f64::MAX)
+    }
+}
+
+/// `x` rounded to `1/scale`, unless scaling would leave f64's range.
+fn rounded(x: f64, scale: f64) -> f64 {
+    let r = (x * scale).round() / scale;
+    if r.is_finite() { r } else { x }
+}
+
+/// The verdict of one iteration of the current cycle, as the ledger keeps it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IterationVerdict {
+    pub iteration: u64,
+    pub verdict: String,
+}
+
+/// The current (or just passed) cycle in the ledger.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct CycleLedger {
+    pub review: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub task: Option<u64>,
+    /// The cycle ended (passed, or advanced past): the next run starts a new one.
+    pub closed: bool,
+    pub totals: Totals,
+    /// The newest verdict of each iteration, oldest first.
+    pub verdicts: Vec<IterationVerdict>,
+}
+
+/// One concluded reviewer run, as the ledger records it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Entry<'a> {
+    pub review: &'a str,
+    pub task: Option<u64>,
+    pub iteration: u64,
+    /// Reviewer processes started (k for a panel of k).
+    pub processes: u64,
+    /// The run produced a review; `false` for a failed attempt (counted in cost only).
+    pub reviewed: bool,
+    pub verdict: Option<&'a str>,
+    /// The run ended its cycle.
+    pub advanced: bool,
+    pub spend: &'a Spend,
+}
+
+/// The plan's spend ledger (SPEC §18): `spend.json` beside state.json, rewritten with the
+/// state under the plan lock, so every stop and `taskie status` read a few hundred bytes
+/// whatever the size of the event log, and rotating the log loses nothing.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct Ledger {
+    pub plan: Totals,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cycle: Option<CycleLedger>,
+}
+
+impl Ledger {
+    /// The ledger as read, with every amount made sane: a hand-edited file can no more
+    /// re-open a budget than a hostile log line can.
+    pub fn parse(bytes: &[u8]) -> Option<Ledger> {
+        let mut l: Ledger = serde_json::from_slice(bytes).ok()?;
+        l.plan.sanitize();
+        if let Some(c) = l.cycle.as_mut() {
+            c.totals.sanitize();
+        }
+        Some(l)
+    }
+
+    pub fn to_json(&self) -> String {
+        serde_json::to_string_pretty(self).expect("a ledger always serializes") + "\n"
+    }
+
+    /// Adds one concluded run.
+    pub fn record(&mut self, e: &Entry) {
+        let same = self.cycle.as_ref().is_some_and(|c| {
+            !c.closed && c.review == e.review && c.task == e.task && e.iteration > 0
+        });
+        if !same {
+            self.cycle = Some(CycleLedger {
+                review: e.review.into(),
+                task: e.task,
+                ..CycleLedger::default()
+            });
+        }
+        let cycle = self.cycle.as_mut().expect("just set");
+        for t in [&mut self.plan, &mut cycle.totals] {
+            t.add_entry(e);
+        }
+        if let (true, Some(v)) = (e.reviewed, e.verdict) {
+            cycle.verdicts.retain(|x| x.iteration < e.iteration);
+            cycle.verdicts.push(IterationVerdict {
+                iteration: e.iteration,
+                verdict: v.into(),
+            });
+        }
+        cycle.closed = e.advanced;
+    }
+
+    /// A ledger for a plan that has none yet (written by an older taskie): its totals
+    /// from the logged runs, each amount made sane.
+    pub fn from_runs(runs: &[Run]) -> Ledger {
+        let mut plan = plan(runs);
+        plan.sanitize();
+        Ledger { plan, cycle: None }
     }
 }
 
@@ -179,6 +340,7 @@ mod tests {
             plan(&runs),
             Totals {
                 reviews: 3,
+                failed_attempts: 0,
                 review_seconds: 4.0,
                 cost_usd: 0.75
             }
@@ -218,5 +380,101 @@ mod tests {
         assert_eq!(dollars(0.0), "0");
         assert_eq!(dollars(0.12346), "0.1235");
         assert_eq!(remaining(1.0, 1.5), 0.0);
+    }
+
+    fn entry<'a>(spend: &'a Spend, iteration: u64, reviewed: bool) -> Entry<'a> {
+        Entry {
+            review: "plan-review",
+            task: None,
+            iteration,
+            processes: 1,
+            reviewed,
+            verdict: reviewed.then_some("FAIL"),
+            advanced: false,
+            spend,
+        }
+    }
+
+    #[test]
+    fn money_has_two_decimals_or_four_below_a_cent_and_never_a_minus_zero() {
+        assert_eq!(money(0.5), "$0.50");
+        assert_eq!(money(0.2468), "$0.25");
+        assert_eq!(money(0.0), "$0.00");
+        assert_eq!(money(-0.0), "$0.00");
+        assert_eq!(money(0.0042), "$0.0042");
+        assert_eq!(money(12.0), "$12.00");
+        assert_eq!(money(f64::NAN), "$0.00");
+        assert_eq!(dollars(-0.0), "0");
+    }
+
+    #[test]
+    fn the_ledger_counts_failed_attempts_in_cost_but_not_as_reviews() {
+        let paid = Spend {
+            cost_usd: Some(0.25),
+            reviewer_ms: Some(1000),
+            ..Spend::default()
+        };
+        let mut l = Ledger::default();
+        l.record(&entry(&paid, 1, false));
+        l.record(&entry(&paid, 1, true));
+        assert_eq!(
+            (l.plan.reviews, l.plan.failed_attempts, l.plan.cost_usd),
+            (1, 1, 0.5)
+        );
+        let c = l.cycle.as_ref().unwrap();
+        assert_eq!((c.totals.reviews, c.totals.failed_attempts), (1, 1));
+        assert_eq!(c.verdicts.len(), 1);
+    }
+
+    #[test]
+    fn hostile_amounts_never_lower_or_break_the_total() {
+        let mut l = Ledger::default();
+        for cost in [0.5, -1e300, f64::NAN, f64::INFINITY, -0.0] {
+            let s = Spend {
+                cost_usd: Some(cost),
+                ..Spend::default()
+            };
+            l.record(&entry(&s, 1, true));
+        }
+        assert_eq!(l.plan.cost_usd, 0.5);
+        for _ in 0..2 {
+            let s = Spend {
+                cost_usd: Some(1e308),
+                ..Spend::default()
+            };
+            l.record(&entry(&s, 1, true));
+        }
+        assert!(l.plan.cost_usd.is_finite() && l.plan.cost_usd >= 1e308);
+        // A hand-edited ledger is made sane on reading.
+        let parsed = Ledger::parse(br#"{"plan":{"reviews":1,"cost_usd":-5}}"#).unwrap();
+        assert_eq!(parsed.plan.cost_usd, 0.0);
+        // And so is a hostile log, read for a plan without a ledger.
+        let runs = [
+            run("plan-review", 1, 1, -1e300, 0),
+            run("plan-review", 2, 1, 0.75, 0),
+        ];
+        assert_eq!(Ledger::from_runs(&runs).plan.cost_usd, 0.75);
+    }
+
+    #[test]
+    fn a_new_review_or_a_passed_cycle_starts_a_new_cycle_in_the_ledger() {
+        let s = Spend {
+            cost_usd: Some(0.1),
+            ..Spend::default()
+        };
+        let mut l = Ledger::default();
+        l.record(&entry(&s, 1, true));
+        l.record(&Entry {
+            advanced: true,
+            ..entry(&s, 2, true)
+        });
+        assert_eq!(l.cycle.as_ref().unwrap().totals.reviews, 2);
+        l.record(&Entry {
+            review: "tasks-review",
+            ..entry(&s, 1, true)
+        });
+        let c = l.cycle.as_ref().unwrap();
+        assert_eq!((c.review.as_str(), c.totals.reviews), ("tasks-review", 1));
+        assert_eq!(l.plan.reviews, 3);
     }
 }

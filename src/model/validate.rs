@@ -161,7 +161,7 @@ pub fn validate_read(listing: &Listing, tasks_md: Option<&TasksText>) -> Vec<Str
 
     for name in &listing.files {
         let name = name.as_str();
-        if name.starts_with(TMP_PREFIX) || name == "state.json" {
+        if name.starts_with(TMP_PREFIX) || crate::model::plan_file::TASKIE_FILES.contains(&name) {
             continue;
         }
         if name.ends_with(".md") {

@@ -3,6 +3,8 @@
 //! The rules for links and non-regular files live here and nowhere else.
 
 use crate::model::facts::Facts;
+use crate::model::plan_file::SPEND_FILE;
+use crate::model::spend::Ledger;
 use crate::model::state::{State, StateError};
 use crate::model::tasks::{self, TaskRow};
 use crate::model::validate::{self, Listing};
@@ -106,14 +108,29 @@ impl Gathered {
     }
 }
 
-/// The recorded cost of plan `plan`'s reviews. The plan directory is
-/// `.taskie/plans/<plan>`, so the logs are two levels up.
+/// The recorded cost of plan `plan`'s reviews, from its ledger (SPEC §18).
 fn plan_spent_usd(dir: &Path, plan: &str) -> f64 {
-    let Some(taskie) = dir.parent().and_then(Path::parent) else {
-        return 0.0;
-    };
-    let runs = crate::store::event_log::spend_runs(&taskie.join("logs"), plan);
-    crate::model::spend::plan(&runs).cost_usd
+    ledger(dir, plan).plan.cost_usd
+}
+
+/// The plan's spend ledger: `spend.json` in the plan directory `dir`; for a plan an older
+/// taskie ran, which has none yet, built from the event log (once: the hook writes it
+/// with the next review). The plan directory is `.taskie/plans/<plan>`, so the logs are
+/// two levels up.
+/// A ledger that cannot be read or parsed is rebuilt the same way: never a reason to
+/// count less than was spent.
+pub fn ledger(dir: &Path, plan: &str) -> Ledger {
+    let read = read_regular(&dir.join(SPEND_FILE), PLAN_FILE_LIMIT)
+        .ok()
+        .flatten()
+        .and_then(|bytes| Ledger::parse(&bytes));
+    read.unwrap_or_else(|| match dir.parent().and_then(Path::parent) {
+        Some(taskie) => Ledger::from_runs(&crate::store::event_log::spend_runs(
+            &taskie.join("logs"),
+            plan,
+        )),
+        None => Ledger::default(),
+    })
 }
 
 /// state.json: `Ok(None)` when there is none.

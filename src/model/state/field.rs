@@ -394,7 +394,8 @@ fn money(v: &Value) -> Option<f64> {
         Value::String(s) => s.trim().parse::<f64>().ok(),
         _ => None,
     }?;
-    (n.is_finite() && n >= 0.0).then_some(n)
+    // `+ 0.0` turns -0 into 0, so "-0" is never stored or shown.
+    (n.is_finite() && n >= 0.0).then_some(n + 0.0)
 }
 
 /// A value as shown in a message, cut so a huge value cannot flood the output.
