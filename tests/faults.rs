@@ -604,9 +604,9 @@ fn no_process_outlives_a_random_kill_of_a_panel_of_three_kinds() {
             "review_mode": "panel"
         }));
         p.script_reviewer(REVIEWER_WITH_CHILD);
+        let script = std::fs::read_to_string(p.reviewer_path()).unwrap();
         for fake in ["fake-codex", "fake-gemini"] {
-            let path = p.reviewer_dir().join(fake);
-            std::fs::copy(p.reviewer_path(), &path).unwrap();
+            crate::support::write_executable(&p.reviewer_dir().join(fake), &script);
         }
         let mark = marker();
         let codex = p.reviewer_dir().join("fake-codex");

@@ -143,8 +143,7 @@ fn copy_checkout(repo: &Path, to: &Path) {
         }
         let dest = to.join(name);
         std::fs::create_dir_all(dest.parent().unwrap()).unwrap();
-        std::fs::copy(&from, &dest)
-            .unwrap_or_else(|e| panic!("copy {} into the checkout: {e}", from.display()));
+        crate::support::copy_file(&from, &dest);
     }
 }
 

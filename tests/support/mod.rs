@@ -106,10 +106,7 @@ impl Project {
 
     /// Replaces the fake reviewer between runs.
     pub fn set_reviewer(&self, fake: &Fake) {
-        let path = self.reviewer_path();
-        std::fs::write(&path, fake.script()).unwrap();
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        write_executable(&self.reviewer_path(), &fake.script());
     }
 
     pub fn root(&self) -> PathBuf {
@@ -494,6 +491,31 @@ impl Fake {
     }
 }
 
+/// Writes an executable script without this process ever holding it open for writing.
+///
+/// Why: tests run in parallel threads, and every process a thread spawns starts as a copy
+/// of this process's descriptors until its `exec`. A script written here with
+/// `std::fs::write` could be held open for writing by such a child for a moment, and a
+/// hook that `exec`s the script in that moment fails with "Text file busy" (ETXTBSY). A
+/// short-lived `sh` writes it instead: only that process ever has it open for writing.
+pub fn write_executable(path: &Path, content: &str) {
+    use std::io::Write;
+    let mut child = std::process::Command::new("/bin/sh")
+        .args(["-c", "cat > \"$1\" && chmod 755 \"$1\"", "sh"])
+        .arg(path)
+        .stdin(std::process::Stdio::piped())
+        .spawn()
+        .expect("sh starts");
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(content.as_bytes())
+        .unwrap();
+    let status = child.wait().unwrap();
+    assert!(status.success(), "writing {} failed", path.display());
+}
+
 /// A state.json for the start of a cycle of review `next`.
 pub fn due(next: &str) -> Value {
     json!({"phase": "new-plan", "next_phase": next, "phase_iteration": 0, "max_reviews": 8,
@@ -509,9 +531,30 @@ pub fn copy_tree(src: &Path, dst: &Path) {
         if e.file_type().unwrap().is_dir() {
             copy_tree(&e.path(), &to);
         } else {
-            std::fs::copy(e.path(), &to).unwrap();
+            copy_file(&e.path(), &to);
         }
     }
+}
+
+/// Copies one file with its permissions; an executable one is copied by a `cp` process,
+/// for the reason [`write_executable`] gives.
+pub fn copy_file(from: &Path, to: &Path) {
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(from)
+        .unwrap_or_else(|e| panic!("{}: {e}", from.display()))
+        .permissions()
+        .mode();
+    if mode & 0o111 == 0 {
+        std::fs::copy(from, to).unwrap_or_else(|e| panic!("copy {}: {e}", from.display()));
+        return;
+    }
+    let status = std::process::Command::new("cp")
+        .arg("-p")
+        .arg(from)
+        .arg(to)
+        .status()
+        .expect("cp starts");
+    assert!(status.success(), "cp {} {}", from.display(), to.display());
 }
 
 /// Helpers for the `taskie` command-line tests.

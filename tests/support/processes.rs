@@ -45,10 +45,7 @@ pub trait ProjectExt {
 
 impl ProjectExt for Project {
     fn script_reviewer(&self, body: &str) {
-        use std::os::unix::fs::PermissionsExt;
-        let path = self.reviewer_path();
-        std::fs::write(&path, format!("{PROLOGUE}{body}\n")).unwrap();
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        crate::support::write_executable(&self.reviewer_path(), &format!("{PROLOGUE}{body}\n"));
     }
 
     fn spawn_hook(&self, mut event: Value, env: &[(&str, &str)]) -> Child {

@@ -143,10 +143,7 @@ impl Project {
     }
 
     fn install(&self, name: &str, script: &str) {
-        let path = self.reviewer_dir().join(name);
-        std::fs::write(&path, script).unwrap();
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o755)).unwrap();
+        crate::support::write_executable(&self.reviewer_dir().join(name), script);
     }
 
     /// The arguments of the last run of the fake `codex` or `gemini`.
