@@ -56,7 +56,7 @@ impl Channel {
     pub fn current() -> Channel {
         static CURRENT: OnceLock<Channel> = OnceLock::new();
         *CURRENT.get_or_init(|| {
-            let value = std::env::var("TASKIE_BLOCK_STYLE").ok();
+            let value = crate::env::Var::BlockStyle.raw().map(|v| v.to_string_lossy().into_owned());
             Channel::parse(value.as_deref()).unwrap_or_else(|| {
                 eprintln!(
                     "taskie-hook: TASKIE_BLOCK_STYLE=\"{}\" is not `context` or `decision`; using context",

@@ -166,10 +166,7 @@ pub fn locate(
         return Err((Answer::Allow(None), "no-plans-dir"));
     }
     let session = event.session_id.as_deref().and_then(SessionId::parse);
-    let explicit = opts
-        .plan
-        .clone()
-        .or_else(|| std::env::var("TASKIE_PLAN").ok().filter(|p| !p.is_empty()));
+    let explicit = opts.plan.clone().or_else(|| crate::env::Var::Plan.get());
     let selected = match select::select(
         &project,
         explicit.as_deref(),

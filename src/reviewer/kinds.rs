@@ -47,7 +47,7 @@ impl Job<'_> {
     /// the recursion guard, the time limit and the output bounds of SPEC §8.
     pub fn spec(&self, program: &OsString, args: Vec<OsString>) -> process::Spec {
         let mut env: Vec<(OsString, OsString)> =
-            vec![(crate::store::project::SKIP_VAR.into(), "1".into())];
+            vec![(crate::env::Var::HookSkip.name().into(), "1".into())];
         if self.reviewer.kind == Kind::Claude {
             env.push(("CLAUDE_CODE_MAX_RETRIES".into(), CLI_MAX_RETRIES.into()));
         }

@@ -66,22 +66,29 @@ pub struct Config {
     pub timeout: Duration,
 }
 
+/// The variable naming a kind's program (its default is the program's usual name).
+pub fn program_var(kind: Kind) -> crate::env::Var {
+    match kind {
+        Kind::Claude => crate::env::Var::Reviewer,
+        Kind::Codex => crate::env::Var::Codex,
+        Kind::Gemini => crate::env::Var::Gemini,
+    }
+}
+
 impl Config {
     /// `TASKIE_REVIEWER` and `TASKIE_REVIEW_TIMEOUT`; a bad timeout falls back to the
     /// default with a warning, because a review should not be lost to a typo.
     pub fn from_env(warn: &mut dyn FnMut(String)) -> Config {
-        let program_of = |kind: Kind| {
-            let (var, default) = kind.program_env();
-            std::env::var_os(var)
-                .filter(|p| !p.is_empty())
-                .unwrap_or_else(|| default.into())
-        };
+        let program_of = |kind: Kind| program_var(kind).get_or_default().unwrap_or_default();
         let program = program_of(Kind::Claude);
-        let timeout = match std::env::var("TASKIE_REVIEW_TIMEOUT") {
-            Err(_) => Duration::from_secs(DEFAULT_TIMEOUT_SECS),
+        let timeout = match crate::env::Var::ReviewTimeout
+            .raw()
+            .map(|v| v.to_string_lossy().into_owned())
+        {
+            None => Duration::from_secs(DEFAULT_TIMEOUT_SECS),
             // try_from: a finite value too large for a Duration (above ~1.8e19 s) is out of
             // range, not a panic.
-            Ok(text) => match text
+            Some(text) => match text
                 .trim()
                 .parse::<f64>()
                 .ok()
@@ -134,7 +141,8 @@ impl fmt::Display for ReviewerError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ReviewerError::Spawn(kind, p, e) => {
-                let (var, default) = kind.program_env();
+                let var = program_var(*kind).name();
+                let default = program_var(*kind).default().unwrap_or_default();
                 let product = match kind {
                     Kind::Claude => "Claude Code",
                     Kind::Codex => "the Codex CLI",
