@@ -584,6 +584,7 @@ mod tests {
             files: &files,
             tasks: &tasks,
             spent_usd: 0.0,
+            now: 0,
         };
         build(&f, ".taskie/plans/p", &v, diag)
     }

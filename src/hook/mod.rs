@@ -319,7 +319,7 @@ fn run(opts: &Options, input: &[u8]) -> Finished {
                     task: due.base.current_task.filter(|_| due.review == Review::Code),
                     iteration: due.iteration,
                     processes: run.reviews,
-                    reviewed: !matches!(run.reviewed, Reviewed::Failed { .. }),
+                    reviewed: matches!(run.reviewed, Reviewed::Verdict { .. }),
                     verdict: outcome.record.verdict,
                     advanced: outcome.record.path == Branch::Advanced,
                     spend: &run.spend,

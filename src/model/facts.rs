@@ -20,6 +20,8 @@ pub struct Facts<'a> {
     /// What the plan's logged reviews cost (SPEC §18); read only when state.json sets a
     /// budget, 0 otherwise.
     pub spent_usd: f64,
+    /// Now, in Unix seconds: whether a usage-limit pause is over (SPEC §22).
+    pub now: i64,
 }
 
 impl Facts<'_> {
@@ -45,6 +47,7 @@ pub struct FactsBuilder {
     files: Vec<String>,
     tasks: Vec<TaskRow>,
     spent_usd: f64,
+    now: i64,
 }
 
 impl FactsBuilder {
@@ -58,6 +61,7 @@ impl FactsBuilder {
             files: Vec::new(),
             tasks: Vec::new(),
             spent_usd: 0.0,
+            now: 0,
         }
     }
 
@@ -105,6 +109,11 @@ impl FactsBuilder {
         self
     }
 
+    pub fn now(mut self, unix: i64) -> FactsBuilder {
+        self.now = unix;
+        self
+    }
+
     pub fn spent(mut self, usd: f64) -> FactsBuilder {
         self.spent_usd = usd;
         self
@@ -124,6 +133,7 @@ impl FactsBuilder {
             files: &self.files,
             tasks: &self.tasks,
             spent_usd: self.spent_usd,
+            now: self.now,
         }
     }
 }

@@ -17,6 +17,7 @@ pub mod codex;
 pub mod gemini;
 pub mod guardian;
 pub mod kinds;
+pub mod limit;
 pub mod panel;
 pub mod process;
 pub mod prompt;
@@ -304,7 +305,7 @@ pub fn review(project: &Project, f: &Facts, due: &Due, config: &Config, run: &St
     };
     let reviews = u64::from(attempt.started);
     let reviewed = match attempt.result {
-        Err(failure) => failure.reviewed(&attempt.log),
+        Err(failure) => failure.concluded(reviewer, &attempt.log, f.now),
         Ok(said) => {
             // claude wrote (or was given) the review file; the others answer with text.
             if reviewer.kind != Kind::Claude
@@ -498,7 +499,10 @@ fn claude_said(
 /// A failure the CLI reported, in its own words; HTTP 429/529 and usage limits named.
 fn claude_failure(r: &CliResult, exit: i32) -> kinds::Failure {
     let words = r.failure().unwrap_or_default();
-    if r.is_rate_limit() {
+    if r.is_usage_limit() {
+        let said = r.result_text().unwrap_or(&words);
+        kinds::limited(&words, exit).usage_limit(said)
+    } else if r.is_rate_limit() {
         kinds::limited(&words, exit)
     } else {
         kinds::reported(&words, exit)
