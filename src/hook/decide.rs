@@ -552,6 +552,74 @@ mod tests {
         assert_eq!(o.record.path, Branch::ReviewerFailed);
     }
 
+    const UNTIL: &str = "2026-11-24T23:27:00Z";
+    /// 2026-11-24T23:27:00Z in Unix seconds.
+    const UNTIL_UNIX: i64 = 1_795_562_820;
+
+    #[test]
+    fn a_usage_limit_pauses_without_counting_a_failure() {
+        let p = plan(r#"{"next_phase":"plan-review","review_failures":1}"#).now(UNTIL_UNIX - 3600);
+        let f = p.facts();
+        let d = due(decide(&f));
+        let o = conclude(
+            &f,
+            &d,
+            &Reviewed::Paused {
+                until: UNTIL_UNIX,
+                by: "claude:opus reached its usage limit".into(),
+                log: "l".into(),
+            },
+        );
+        let mut expected = d.read.clone();
+        expected.paused_until = Some(UNTIL_UNIX);
+        expected.paused_by = Some("claude:opus reached its usage limit".into());
+        assert_eq!(o.write, Some(expected));
+        assert!(!o.answer.is_block());
+        assert_eq!(o.record.path, Branch::Paused);
+        let text = o.answer.text().unwrap();
+        assert!(
+            text.contains("paused until 2026-11-24 23:27 UTC (in 1 h)")
+                && text.contains("no failure was counted"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_paused_plan_runs_no_reviewer_until_the_reset_and_then_does() {
+        let state = format!(
+            r#"{{"next_phase":"plan-review","paused_until":"{UNTIL}","paused_by":"claude:opus reached its usage limit"}}"#
+        );
+        let o = done(decide(&plan(&state).now(UNTIL_UNIX - 1).facts()));
+        assert_eq!((o.record.path, o.write.clone()), (Branch::Paused, None));
+        let text = o.answer.text().unwrap();
+        assert!(
+            text.contains("claude:opus reached its usage limit")
+                && text.contains("No reviewer ran and no failure was counted"),
+            "{text}"
+        );
+        let p = plan(&state).now(UNTIL_UNIX);
+        let f = p.facts();
+        let d = due(decide(&f));
+        // Whatever the review then says, the pause is over.
+        let after = conclude(&f, &d, &verdict(Verdict::Fail)).write.unwrap();
+        assert_eq!((after.paused_until, after.paused_by), (None, None));
+        let failed = conclude(
+            &f,
+            &d,
+            &Reviewed::Failed {
+                reason: "boom".into(),
+                log: "l".into(),
+                exit: Some(1),
+            },
+        )
+        .write
+        .unwrap();
+        assert_eq!(
+            (failed.paused_until, failed.review_failures),
+            (None, 1)
+        );
+    }
+
     #[test]
     fn verdicts_move_the_streak_and_toggle_the_model() {
         let p = plan(r#"{"next_phase":"plan-review","consecutive_clean":0}"#);
