@@ -14,6 +14,7 @@ mod e2e_plan;
 mod faults;
 mod hook;
 mod loop_safety;
+mod pause;
 mod properties;
 mod reviewer;
 mod reviewers;
