@@ -140,23 +140,29 @@ fn plan_id(s: &str) -> Result<String, String> {
     }
 }
 
+/// What `taskie-hook --help` says after the options; the environment comes from the one
+/// table of variables (`env.rs`).
+fn hook_help() -> String {
+    format!(
+        "\
+Reads one JSON event (Claude Code's Stop hook input: cwd, session_id, stop_hook_active,
+hook_event_name) on stdin and answers with nothing or one JSON object on stdout: a block,
+which hands the agent instructions (the review to address) and keeps it working, or an
+allow, with a systemMessage for the user when there is something to say. Diagnostics go
+to stderr. The exit status is always 0, even on errors, so a broken setup never traps a
+session.
+
+{}",
+        crate::env::help().trim_end()
+    )
+}
+
 /// Claude Code's Stop hook for Taskie: runs a due review and answers block or allow.
 #[derive(Debug, Parser)]
 #[command(
     name = "taskie-hook",
     version,
-    after_help = "\
-Reads one JSON event (Claude Code's Stop hook input: cwd, stop_hook_active,
-hook_event_name) on stdin and answers with nothing or one JSON object on stdout
-(block with a reason, or allow with a systemMessage). Diagnostics go to stderr.
-The exit status is always 0, even on errors, so a broken setup never traps a session.
-
-Environment:
-  TASKIE_PLAN            the plan to act on (like --plan)
-  TASKIE_REVIEWER        the reviewer program (default: claude)
-  TASKIE_REVIEW_TIMEOUT  seconds a review may take (default: 1500)
-  TASKIE_HOOK_SKIP       set (not empty, 0 or false): do nothing (the reviewer runs with it)
-  CLAUDE_PROJECT_DIR     the project directory when the event has no cwd"
+    after_help = hook_help()
 )]
 pub struct HookCli {
     #[command(flatten)]
@@ -171,7 +177,8 @@ pub struct HookArgs {
     /// With --dry-run and no event on stdin: the project directory (default: the current one).
     #[arg(long, value_name = "DIR", requires = "dry_run")]
     pub cwd: Option<PathBuf>,
-    /// The plan to act on, instead of the most recently modified one (also TASKIE_PLAN).
+    /// The plan to act on (also TASKIE_PLAN), instead of the one this session is bound to,
+    /// else the most recently modified one.
     #[arg(long, value_name = "ID")]
     pub plan: Option<String>,
     /// With --dry-run: print the report as one JSON object.
@@ -205,7 +212,7 @@ pub fn hook_main() {
                      stop. Fix the command in the hook configuration (hooks/hooks.json); `taskie-hook --help` lists \
                      the options."
                 ));
-                println!("{}", answer.to_stdout());
+                println!("{}", answer.to_stdout_on(Default::default(), None));
             }
         }
     }

@@ -13,6 +13,7 @@
 pub mod cli;
 pub mod clock;
 pub mod commands;
+pub mod env;
 pub mod error;
 pub mod hook;
 pub mod model;

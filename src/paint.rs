@@ -6,6 +6,11 @@ use std::io::IsTerminal;
 /// Output width the human reports are laid out for.
 pub const WIDTH: usize = 80;
 
+/// Whether to colour: a terminal, no `NO_COLOR`, and not `TERM=dumb`.
+fn colour(no_color: bool, term: Option<&str>, terminal: bool) -> bool {
+    terminal && !no_color && term != Some("dumb")
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Paint {
     on: bool,
@@ -16,10 +21,15 @@ impl Paint {
         Paint { on }
     }
 
-    /// Colour when stdout is a terminal and `NO_COLOR` is unset or empty.
+    /// Colour when stdout is a terminal, `NO_COLOR` is unset or empty, and the terminal
+    /// is not `TERM=dumb` (which shows escape codes as they are).
     pub fn detect() -> Paint {
-        let no_color = std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty());
-        Paint::new(!no_color && std::io::stdout().is_terminal())
+        use crate::env::Var;
+        Paint::new(colour(
+            Var::NoColor.get_os().is_some(),
+            Var::Term.get().as_deref(),
+            std::io::stdout().is_terminal(),
+        ))
     }
 
     fn sgr(&self, code: &str, text: &str) -> String {
@@ -85,6 +95,15 @@ pub fn wrap(text: &str, indent: usize, width: usize) -> String {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn colour_only_on_a_terminal_without_no_color_that_is_not_dumb() {
+        assert!(colour(false, Some("xterm-256color"), true));
+        assert!(colour(false, None, true));
+        assert!(!colour(false, Some("dumb"), true));
+        assert!(!colour(true, Some("xterm"), true));
+        assert!(!colour(false, Some("xterm"), false));
+    }
     use super::*;
 
     #[test]

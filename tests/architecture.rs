@@ -58,13 +58,18 @@ fn the_dependency_rule_holds() {
     let allowed = |from: &str, to: &str| -> bool {
         match from {
             "model" => to == "model",
-            "store" => matches!(to, "model" | "store" | "clock"),
-            "reviewer" => matches!(to, "model" | "store" | "reviewer" | "clock"),
-            "hook" => matches!(to, "model" | "store" | "hook" | "reviewer" | "clock"),
+            "store" => matches!(to, "model" | "store" | "clock" | "env"),
+            "reviewer" => matches!(to, "model" | "store" | "reviewer" | "clock" | "env"),
+            "hook" => matches!(
+                to,
+                "model" | "store" | "hook" | "reviewer" | "clock" | "env"
+            ),
             "commands" => matches!(
                 to,
-                "model" | "store" | "commands" | "error" | "paint" | "clock"
+                "model" | "store" | "commands" | "error" | "paint" | "clock" | "env"
             ),
+            // The environment table is a leaf.
+            "env" => to == "env",
             _ => true,
         }
     };
@@ -327,4 +332,24 @@ fn every_source_path_named_in_docs_and_comments_exists() {
         "paths that do not exist:\n{}",
         missing.join("\n")
     );
+}
+
+/// The environment is read in one place, `src/env.rs`, whose table also writes the help
+/// (test modules, which set up helper processes, aside).
+#[test]
+fn the_environment_is_read_only_in_env_rs() {
+    let mut files = Vec::new();
+    rust_files(&src(), &mut files);
+    let mut readers = Vec::new();
+    for file in &files {
+        let text = std::fs::read_to_string(file).unwrap();
+        let code = text.split("#[cfg(test)]").next().unwrap_or("");
+        if ["env::var(", "env::var_os(", "env::vars("]
+            .iter()
+            .any(|call| code.contains(call))
+        {
+            readers.push(file.strip_prefix(src()).unwrap().display().to_string());
+        }
+    }
+    assert_eq!(readers, ["env.rs"], "files that read the environment");
 }

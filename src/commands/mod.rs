@@ -37,7 +37,7 @@ impl Invocation {
             .map_err(|e| Error::Refused(format!("cannot read the current directory: {e}")))?;
         Ok(Invocation {
             cwd,
-            env_plan: std::env::var("TASKIE_PLAN").ok().filter(|p| !p.is_empty()),
+            env_plan: crate::env::Var::Plan.get(),
             session: SessionId::from_env(),
         })
     }

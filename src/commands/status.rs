@@ -584,6 +584,7 @@ mod tests {
             files: &files,
             tasks: &tasks,
             spent_usd: 0.0,
+            host: &crate::model::host::CLAUDE,
         };
         build(&f, ".taskie/plans/p", &v, diag)
     }

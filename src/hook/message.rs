@@ -84,7 +84,7 @@ pub fn reviewer_failed(plan: &str, due: &Due, reason: &str, log: &str, failures:
         let mut vars: Vec<&str> = due
             .reviewers
             .iter()
-            .map(|r| r.kind.program_env().0)
+            .map(|r| crate::reviewer::program_var(r.kind).name())
             .collect();
         vars.sort_unstable();
         vars.dedup();

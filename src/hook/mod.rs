@@ -24,6 +24,7 @@ use decide::{Outcome, Step};
 pub mod answer;
 pub mod decide;
 pub mod dry_run;
+pub mod host;
 pub mod input;
 pub mod message;
 pub mod notice;
@@ -67,6 +68,7 @@ pub fn main(opts: &Options) {
              left half-written. Please report it.",
         ),
         event: None,
+        channel: Channel::default(),
         _lock: None,
     });
     finished.emit(started, notice.as_deref());
@@ -86,6 +88,8 @@ fn reset_sigchld() {
 pub struct Finished {
     pub answer: Answer,
     pub event: Option<(PathBuf, Record)>,
+    /// How a block reaches the client (SPEC §20); an allow prints the same on each.
+    pub channel: Channel,
     _lock: Option<PlanLock>,
 }
 
@@ -94,6 +98,7 @@ impl Finished {
         Finished {
             answer,
             event: None,
+            channel: Channel::default(),
             _lock: None,
         }
     }
@@ -101,7 +106,7 @@ impl Finished {
     /// Prints the answer, with the version notice first in its `systemMessage` when there
     /// is one (`notice.rs`), then logs the event (SPEC §5 step 18).
     pub fn emit(self, started: Instant, notice: Option<&str>) {
-        let out = self.answer.to_stdout_on(Channel::current(), notice);
+        let out = self.answer.to_stdout_on(self.channel, notice);
         if !out.is_empty() {
             let mut stdout = std::io::stdout().lock();
             let _ = writeln!(stdout, "{out}");
@@ -166,10 +171,7 @@ pub fn locate(
         return Err((Answer::Allow(None), "no-plans-dir"));
     }
     let session = event.session_id.as_deref().and_then(SessionId::parse);
-    let explicit = opts
-        .plan
-        .clone()
-        .or_else(|| std::env::var("TASKIE_PLAN").ok().filter(|p| !p.is_empty()));
+    let explicit = opts.plan.clone().or_else(|| crate::env::Var::Plan.get());
     let selected = match select::select(
         &project,
         explicit.as_deref(),
@@ -205,6 +207,7 @@ fn run(opts: &Options, input: &[u8]) -> Finished {
         Ok(l) => l,
         Err((answer, _)) => return Finished::answer(answer),
     };
+    let (host, _) = host::current(&event);
     let plan = selected.id;
     let logs = project.logs();
     let internal = |what: String| {
@@ -219,6 +222,7 @@ fn run(opts: &Options, input: &[u8]) -> Finished {
                 "Taskie: plan '{plan}': {what}; the hook allowed this stop and changed nothing."
             )),
             event: Some((logs.clone(), rec)),
+            channel: Channel::default(),
             _lock: None,
         }
     };
@@ -245,6 +249,7 @@ fn run(opts: &Options, input: &[u8]) -> Finished {
             return Finished {
                 answer: Answer::allow(m),
                 event: Some((logs, rec)),
+                channel: Channel::default(),
                 _lock: None,
             };
         }
@@ -256,7 +261,8 @@ fn run(opts: &Options, input: &[u8]) -> Finished {
         Ok(g) => g,
         Err(e) => return internal(format!("cannot read the plan directory: {e}")),
     };
-    let facts = gathered.facts();
+    let mut facts = gathered.facts();
+    facts.host = &host;
     // A budgeted plan an older taskie ran has no ledger yet, so its spend was added up
     // from the event log: keep that once, so no later stop reads the log again.
     if let Ok(Some(s)) = &gathered.state
@@ -287,6 +293,7 @@ fn run(opts: &Options, input: &[u8]) -> Finished {
                 return Finished {
                     answer: Answer::allow(message::cannot_save(&plan, &due, &e.to_string())),
                     event: Some((logs, rec)),
+                    channel: Channel::default(),
                     _lock: None,
                 };
             }
@@ -367,6 +374,7 @@ fn run(opts: &Options, input: &[u8]) -> Finished {
     Finished {
         answer,
         event: Some((logs, outcome.record)),
+        channel: Channel::for_client(host.client),
         _lock: Some(lock),
     }
 }

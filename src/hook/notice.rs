@@ -8,10 +8,8 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
+use crate::env::Var;
 use serde::Deserialize;
-
-/// The environment variable the launcher sets to the plugin's directory.
-pub const PLUGIN_ROOT_VAR: &str = "TASKIE_PLUGIN_ROOT";
 
 /// Session markers older than this are deleted when a new one is written.
 const MARKER_LIFETIME: Duration = Duration::from_secs(7 * 24 * 3600);
@@ -42,14 +40,10 @@ pub fn text(own: &str, binary: &str, plugin: &str) -> String {
 /// Where the once-per-session markers live: `$XDG_CACHE_HOME/taskie/notices`, else
 /// `~/.cache/taskie/notices`.
 fn markers_dir() -> Option<PathBuf> {
-    let cache = std::env::var_os("XDG_CACHE_HOME")
-        .filter(|v| !v.is_empty())
+    let cache = Var::XdgCacheHome
+        .get_os()
         .map(PathBuf::from)
-        .or_else(|| {
-            std::env::var_os("HOME")
-                .filter(|v| !v.is_empty())
-                .map(|h| PathBuf::from(h).join(".cache"))
-        })?;
+        .or_else(|| Var::Home.get_os().map(|h| PathBuf::from(h).join(".cache")))?;
     Some(cache.join("taskie").join("notices"))
 }
 
@@ -57,7 +51,7 @@ fn markers_dir() -> Option<PathBuf> {
 /// version differs from this binary's, and this session has not had it yet. `event` is
 /// the raw event, read for the session id only in the mismatch case.
 pub fn for_stop(event: &[u8]) -> Option<String> {
-    let root = std::env::var_os(PLUGIN_ROOT_VAR).filter(|v| !v.is_empty())?;
+    let root = Var::PluginRoot.get_os()?;
     let plugin = plugin_version(Path::new(&root))?;
     let own = env!("CARGO_PKG_VERSION");
     if plugin == own {

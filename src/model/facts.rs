@@ -2,6 +2,7 @@
 //! plan snapshot (`store::snapshot`), so the rules in `model` and `hook::decide` never
 //! touch the disk.
 
+use crate::model::host::{self, Host};
 use crate::model::state::{State, StateError};
 use crate::model::tasks::TaskRow;
 
@@ -20,6 +21,9 @@ pub struct Facts<'a> {
     /// What the plan's logged reviews cost (SPEC §18); read only when state.json sets a
     /// budget, 0 otherwise.
     pub spent_usd: f64,
+    /// The client the hook answers and where its plugin is (SPEC §20): how the texts
+    /// name an action.
+    pub host: &'a Host,
 }
 
 impl Facts<'_> {
@@ -124,6 +128,7 @@ impl FactsBuilder {
             files: &self.files,
             tasks: &self.tasks,
             spent_usd: self.spent_usd,
+            host: &host::CLAUDE,
         }
     }
 }

@@ -46,15 +46,6 @@ impl Kind {
     pub fn from_name(name: &str) -> Option<Kind> {
         name.parse().ok()
     }
-
-    /// The environment variable naming the program, and its default.
-    pub fn program_env(self) -> (&'static str, &'static str) {
-        match self {
-            Kind::Claude => ("TASKIE_REVIEWER", "claude"),
-            Kind::Codex => ("TASKIE_CODEX", "codex"),
-            Kind::Gemini => ("TASKIE_GEMINI", "gemini"),
-        }
-    }
 }
 
 /// One entry of `reviewers`: a kind and the model it runs.

@@ -46,10 +46,6 @@ pub fn write(path: &Path, bytes: &[u8]) -> io::Result<()> {
     sync_dir(dir)
 }
 
-/// The environment variable of the crash-consistency tests (tests/faults.rs).
-#[cfg(debug_assertions)]
-pub const PAUSE_ENV: &str = "TASKIE_TEST_PAUSE_AT";
-
 /// Test-only: when `TASKIE_TEST_PAUSE_AT` is `<point>:<file name>` (e.g.
 /// `before-rename:state.json`), announce it on stderr and sleep, so a test can `kill -9`
 /// the process at exactly that instant: there is no other way to hit a window that lasts
@@ -60,7 +56,7 @@ pub const PAUSE_ENV: &str = "TASKIE_TEST_PAUSE_AT";
 /// binaries; a release build has no such environment variable (docs/reliability.md).
 #[cfg(debug_assertions)]
 pub fn pause_point(point: &str, path: &Path) {
-    let Some(want) = std::env::var_os(PAUSE_ENV) else {
+    let Some(want) = crate::env::Var::TestPauseAt.raw() else {
         return;
     };
     let want = want.to_string_lossy();

@@ -67,20 +67,20 @@ pub fn find_project(start: &Path, ceiling: Option<&Path>) -> Option<Project> {
     None
 }
 
-/// The variable the hook sets for the reviewer it starts (SPEC §4), so that neither the
-/// hook nor a session binding (SPEC §17) is ever entered from inside a review.
-pub const SKIP_VAR: &str = "TASKIE_HOOK_SKIP";
-
 /// `TASKIE_HOOK_SKIP` set to anything but empty, `0` or `false`: this process runs
 /// inside a reviewer.
 pub fn inside_reviewer() -> bool {
-    std::env::var_os(SKIP_VAR).is_some_and(|v| !(v.is_empty() || v == "0" || v == "false"))
+    // The hook sets it for the reviewer it starts (SPEC §4), so that neither the hook nor a
+    // session binding (SPEC §17) is ever entered from inside a review.
+    crate::env::Var::HookSkip
+        .raw()
+        .is_some_and(|v| !(v.is_empty() || v == "0" || v == "false"))
 }
 
 /// `CLAUDE_PROJECT_DIR`, when set: the highest directory a search may reach.
 pub fn ceiling_from_env() -> Option<PathBuf> {
-    std::env::var_os("CLAUDE_PROJECT_DIR")
-        .filter(|d| !d.is_empty())
+    crate::env::Var::ClaudeProjectDir
+        .get_os()
         .map(PathBuf::from)
 }
 

@@ -45,9 +45,9 @@ impl SessionId {
         if crate::store::project::inside_reviewer() {
             return None;
         }
-        std::env::var("CLAUDE_CODE_SESSION_ID")
-            .ok()
-            .and_then(|id| SessionId::parse(&id))
+        crate::env::Var::ClaudeSessionId
+            .raw()
+            .and_then(|id| SessionId::parse(&id.to_string_lossy()))
     }
 
     pub fn as_str(&self) -> &str {

@@ -104,6 +104,7 @@ impl Gathered {
             files: &self.files,
             tasks: &self.tasks,
             spent_usd: self.spent_usd,
+            host: &crate::model::host::CLAUDE,
         }
     }
 }

@@ -325,7 +325,7 @@ impl Field {
 /// The fields and what each may hold, one per line, for `taskie state set --help`.
 pub fn fields_help() -> String {
     let width = FIELDS.iter().map(|f| f.name.len()).max().unwrap_or(0);
-    let mut text = String::from("Fields (state.json, SPEC §3):\n");
+    let mut text = String::from("Fields of state.json:\n");
     for f in &FIELDS {
         text.push_str(&format!(
             "  {:width$}  {} (default {})\n",

@@ -1,0 +1,183 @@
+//! Every environment variable taskie reads, in one table: its name, what it means, its
+//! default, and whether `taskie-hook --help` lists it. The only module that reads the
+//! environment (a leaf: it imports nothing of ours), so a variable is documented where it
+//! is read, and the help cannot miss one.
+
+use std::ffi::OsString;
+
+/// A variable taskie reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, strum::VariantArray)]
+pub enum Var {
+    Plan,
+    Reviewer,
+    Codex,
+    Gemini,
+    ReviewTimeout,
+    BlockStyle,
+    Client,
+    BlockCap,
+    HookSkip,
+    ClaudeProjectDir,
+    ClaudeSessionId,
+    CodexThreadId,
+    GeminiProjectDir,
+    PluginRoot,
+    NoColor,
+    Term,
+    XdgCacheHome,
+    Home,
+    /// Test builds only: hold the hook at a named point (`store/atomic.rs`).
+    TestPauseAt,
+}
+
+impl Var {
+    pub const ALL: &[Var] = <Var as strum::VariantArray>::VARIANTS;
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Var::Plan => "TASKIE_PLAN",
+            Var::Reviewer => "TASKIE_REVIEWER",
+            Var::Codex => "TASKIE_CODEX",
+            Var::Gemini => "TASKIE_GEMINI",
+            Var::ReviewTimeout => "TASKIE_REVIEW_TIMEOUT",
+            Var::BlockStyle => "TASKIE_BLOCK_STYLE",
+            Var::Client => "TASKIE_CLIENT",
+            Var::BlockCap => "TASKIE_BLOCK_CAP",
+            Var::HookSkip => "TASKIE_HOOK_SKIP",
+            Var::ClaudeProjectDir => "CLAUDE_PROJECT_DIR",
+            Var::ClaudeSessionId => "CLAUDE_CODE_SESSION_ID",
+            Var::CodexThreadId => "CODEX_THREAD_ID",
+            Var::GeminiProjectDir => "GEMINI_PROJECT_DIR",
+            Var::PluginRoot => "TASKIE_PLUGIN_ROOT",
+            Var::NoColor => "NO_COLOR",
+            Var::Term => "TERM",
+            Var::XdgCacheHome => "XDG_CACHE_HOME",
+            Var::Home => "HOME",
+            Var::TestPauseAt => "TASKIE_TEST_PAUSE_AT",
+        }
+    }
+
+    /// What it means, for the help.
+    pub fn meaning(self) -> &'static str {
+        match self {
+            Var::Plan => "the plan to act on (like --plan)",
+            Var::Reviewer => "the claude reviewer program",
+            Var::Codex => "the codex reviewer program",
+            Var::Gemini => "the gemini reviewer program",
+            Var::ReviewTimeout => "seconds a review may take",
+            Var::BlockStyle => {
+                "how a block is sent to Claude Code: context (additionalContext) or decision"
+            }
+            Var::Client => {
+                "the agent CLI calling the hook: claude, codex or gemini (default: told by the event)"
+            }
+            Var::BlockCap => "blocks of one session in a row before a stop is allowed",
+            Var::HookSkip => {
+                "set (not empty, 0 or false): do nothing (the hook sets it for the reviewer)"
+            }
+            Var::ClaudeProjectDir => "the project directory when the event has no cwd",
+            Var::ClaudeSessionId => "the agent's session, for plan bindings (set by Claude Code)",
+            Var::CodexThreadId => "the agent's session, for plan bindings (set by Codex CLI)",
+            Var::GeminiProjectDir => {
+                "the highest directory the project is looked for in (set by Gemini CLI)"
+            }
+            Var::PluginRoot => {
+                "the plugin's directory, for the version check (set by the launcher)"
+            }
+            Var::NoColor => "set and not empty: no colour",
+            Var::Term => "dumb: no colour",
+            Var::XdgCacheHome => "where the version notice remembers sessions",
+            Var::Home => "~/.cache when XDG_CACHE_HOME is unset",
+            Var::TestPauseAt => "test builds only",
+        }
+    }
+
+    /// The value used when the variable is unset or empty.
+    pub fn default(self) -> Option<&'static str> {
+        match self {
+            Var::Reviewer => Some("claude"),
+            Var::Codex => Some("codex"),
+            Var::Gemini => Some("gemini"),
+            Var::ReviewTimeout => Some("1500"),
+            Var::BlockStyle => Some("context"),
+            Var::BlockCap => Some("8"),
+            _ => None,
+        }
+    }
+
+    /// Listed by `taskie-hook --help`.
+    fn in_help(self) -> bool {
+        !matches!(
+            self,
+            Var::Home | Var::TestPauseAt | Var::NoColor | Var::Term
+        )
+    }
+
+    /// The value, when set and not empty.
+    pub fn get(self) -> Option<String> {
+        std::env::var(self.name()).ok().filter(|v| !v.is_empty())
+    }
+
+    /// The raw value, when set and not empty (paths need not be UTF-8).
+    pub fn get_os(self) -> Option<OsString> {
+        std::env::var_os(self.name()).filter(|v| !v.is_empty())
+    }
+
+    /// The raw value, set or not, as the variable holds it (for values whose emptiness
+    /// means something, such as `TASKIE_HOOK_SKIP=`).
+    pub fn raw(self) -> Option<OsString> {
+        std::env::var_os(self.name())
+    }
+
+    /// The value, else the default.
+    pub fn get_or_default(self) -> Option<OsString> {
+        self.get_os().or_else(|| self.default().map(OsString::from))
+    }
+}
+
+/// The `Environment:` section of `taskie-hook --help`, generated from the table.
+pub fn help() -> String {
+    let vars: Vec<Var> = Var::ALL.iter().copied().filter(|v| v.in_help()).collect();
+    let width = vars.iter().map(|v| v.name().len()).max().unwrap_or(0);
+    let mut out = String::from("Environment:\n");
+    for v in vars {
+        let default = v
+            .default()
+            .map(|d| format!(" (default: {d})"))
+            .unwrap_or_default();
+        out.push_str(&format!(
+            "  {:width$}  {}{default}\n",
+            v.name(),
+            v.meaning()
+        ));
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_variable_has_a_distinct_name_and_a_meaning() {
+        let mut names: Vec<&str> = Var::ALL.iter().map(|v| v.name()).collect();
+        names.sort();
+        names.dedup();
+        assert_eq!(names.len(), Var::ALL.len());
+        assert!(Var::ALL.iter().all(|v| !v.meaning().is_empty()));
+    }
+
+    #[test]
+    fn the_help_lists_the_reviewer_programs_and_the_block_style() {
+        let h = help();
+        for name in [
+            "TASKIE_CODEX",
+            "TASKIE_GEMINI",
+            "TASKIE_BLOCK_STYLE",
+            "TASKIE_PLAN",
+        ] {
+            assert!(h.contains(name), "{h}");
+        }
+        assert!(!h.contains("TASKIE_TEST_PAUSE_AT"));
+    }
+}
