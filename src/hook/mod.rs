@@ -7,6 +7,7 @@ use crate::hook::answer::{Answer, Channel};
 use crate::hook::input::Event;
 use crate::model::cycle::{HardStop, Reviewed};
 use crate::model::facts::Facts;
+use crate::model::host::Host;
 use crate::model::phase::Review;
 use crate::model::plan_file::SPEND_FILE;
 use crate::model::spend;
@@ -18,10 +19,11 @@ use crate::store::project::{self, Project};
 use crate::store::select::{self, SelectError, Selected};
 use crate::store::sessions::{self, SessionId};
 use crate::store::snapshot::{self, Gathered, escaping_link, state_bytes};
-use crate::store::{atomic, diagnostics};
+use crate::store::{atomic, blocks, diagnostics};
 use decide::{Outcome, Step};
 
 pub mod answer;
+pub mod cap;
 pub mod decide;
 pub mod dry_run;
 pub mod host;
@@ -208,7 +210,30 @@ fn run(opts: &Options, input: &[u8]) -> Finished {
         Err((answer, _)) => return Finished::answer(answer),
     };
     let (host, _) = host::current(&event);
-    let plan = selected.id;
+    let key = blocks::Key::new(event.session_id.as_deref(), &selected.id);
+    let mut finished = run_plan(&event, &project, selected.id, &host);
+    // Taskie's own block cap (SPEC §20), over whatever the run decided.
+    let before = if finished.answer.is_block() {
+        blocks::count(&project, &key)
+    } else {
+        0
+    };
+    let capped = cap::apply(cap::limit(), before, finished.answer, host.client);
+    if let Err(e) = blocks::set(&project, &key, capped.count) {
+        eprintln!("taskie-hook: could not record the blocks in a row: {e}");
+    }
+    if capped.capped
+        && let Some((_, rec)) = &mut finished.event
+    {
+        rec.outcome = capped.answer.outcome();
+        rec.block_cap = Some(before);
+    }
+    finished.answer = capped.answer;
+    finished
+}
+
+/// The run on the selected plan: lock, read, decide, review, write.
+fn run_plan(event: &Event, project: &Project, plan: String, host: &Host) -> Finished {
     let logs = project.logs();
     let internal = |what: String| {
         let rec = Record {
@@ -262,7 +287,7 @@ fn run(opts: &Options, input: &[u8]) -> Finished {
         Err(e) => return internal(format!("cannot read the plan directory: {e}")),
     };
     let mut facts = gathered.facts();
-    facts.host = &host;
+    facts.host = host;
     // A budgeted plan an older taskie ran has no ledger yet, so its spend was added up
     // from the event log: keep that once, so no later stop reads the log again.
     if let Ok(Some(s)) = &gathered.state
