@@ -252,7 +252,7 @@ fn run_plan(event: &Event, project: &Project, plan: String, host: &Host) -> Fini
         }
     };
     // Before anything is created or written (the lock file is the first write).
-    if let Some(problem) = escaping_link(&project, &plan) {
+    if let Some(problem) = escaping_link(project, &plan) {
         return Finished::answer(Answer::allow(format!(
             "Taskie: plan '{plan}': {problem}. The hook never follows a link out of .taskie/, so it did nothing; \
              replace the link with a real directory."
@@ -299,7 +299,7 @@ fn run_plan(event: &Event, project: &Project, plan: String, host: &Host) -> Fini
     }
     let outcome = match decide::decide(&facts) {
         Step::Done(outcome) => outcome,
-        Step::HardStop(stop, record) => hard_stop(&project, &facts, stop, record, true),
+        Step::HardStop(stop, record) => hard_stop(project, &facts, stop, record, true),
         Step::Review(due) => {
             if let Err(e) = fs_err::create_dir_all(&logs) {
                 return internal(format!("cannot create {}: {e}", logs.display()));
@@ -326,7 +326,7 @@ fn run_plan(event: &Event, project: &Project, plan: String, host: &Host) -> Fini
             atomic::remove_stale_leftovers(&logs, STALE_TEMP_AGE);
             let config = reviewer::Config::from_env(&mut |w| eprintln!("taskie-hook: {w}"));
             let before = state_bytes(&state_path).ok().flatten();
-            let start = reviewer::start(&project, &facts, &due);
+            let start = reviewer::start(project, &facts, &due);
             let log = project.relative(&start.log);
             lock.announce(&lock::Running {
                 review: due.review.name().into(),
@@ -337,11 +337,11 @@ fn run_plan(event: &Event, project: &Project, plan: String, host: &Host) -> Fini
             });
             // This session works on this plan from now on (SPEC §17).
             if let Some(session) = event.session_id.as_deref().and_then(SessionId::parse)
-                && let Err(e) = sessions::bind(&project, &session, &plan)
+                && let Err(e) = sessions::bind(project, &session, &plan)
             {
                 eprintln!("taskie-hook: could not bind the session to plan '{plan}': {e}");
             }
-            let run = reviewer::review(&project, &facts, &due, &config, &start);
+            let run = reviewer::review(project, &facts, &due, &config, &start);
             lock.clear();
             let mut outcome = decide::conclude(&facts, &due, &run.reviewed);
             // What the run cost is recorded whatever the decision (SPEC §18): in the
