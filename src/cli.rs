@@ -214,7 +214,7 @@ pub fn hook_main() {
                      stop. Fix the command in the hook configuration (hooks/hooks.json); `taskie-hook --help` lists \
                      the options."
                 ));
-                println!("{}", answer.to_stdout());
+                println!("{}", answer.to_stdout_on(Default::default(), None));
             }
         }
     }

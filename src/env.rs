@@ -14,9 +14,13 @@ pub enum Var {
     Gemini,
     ReviewTimeout,
     BlockStyle,
+    Client,
+    BlockCap,
     HookSkip,
     ClaudeProjectDir,
     ClaudeSessionId,
+    CodexThreadId,
+    GeminiProjectDir,
     PluginRoot,
     NoColor,
     Term,
@@ -40,9 +44,13 @@ impl Var {
             Var::Gemini => "TASKIE_GEMINI",
             Var::ReviewTimeout => "TASKIE_REVIEW_TIMEOUT",
             Var::BlockStyle => "TASKIE_BLOCK_STYLE",
+            Var::Client => "TASKIE_CLIENT",
+            Var::BlockCap => "TASKIE_BLOCK_CAP",
             Var::HookSkip => "TASKIE_HOOK_SKIP",
             Var::ClaudeProjectDir => "CLAUDE_PROJECT_DIR",
             Var::ClaudeSessionId => "CLAUDE_CODE_SESSION_ID",
+            Var::CodexThreadId => "CODEX_THREAD_ID",
+            Var::GeminiProjectDir => "GEMINI_PROJECT_DIR",
             Var::PluginRoot => "TASKIE_PLUGIN_ROOT",
             Var::NoColor => "NO_COLOR",
             Var::Term => "TERM",
@@ -61,12 +69,22 @@ impl Var {
             Var::Codex => "the codex reviewer program",
             Var::Gemini => "the gemini reviewer program",
             Var::ReviewTimeout => "seconds a review may take",
-            Var::BlockStyle => "how a block is sent: context (additionalContext) or decision",
+            Var::BlockStyle => {
+                "how a block is sent to Claude Code: context (additionalContext) or decision"
+            }
+            Var::Client => {
+                "the agent CLI calling the hook: claude, codex or gemini (default: told by the event)"
+            }
+            Var::BlockCap => "blocks of one session in a row before a stop is allowed",
             Var::HookSkip => {
                 "set (not empty, 0 or false): do nothing (the hook sets it for the reviewer)"
             }
             Var::ClaudeProjectDir => "the project directory when the event has no cwd",
             Var::ClaudeSessionId => "the agent's session, for plan bindings (set by Claude Code)",
+            Var::CodexThreadId => "the agent's session, for plan bindings (set by Codex CLI)",
+            Var::GeminiProjectDir => {
+                "the highest directory the project is looked for in (set by Gemini CLI)"
+            }
             Var::PluginRoot => {
                 "the plugin's directory, for the version check (set by the launcher)"
             }
@@ -87,6 +105,7 @@ impl Var {
             Var::Gemini => Some("gemini"),
             Var::ReviewTimeout => Some("1500"),
             Var::BlockStyle => Some("context"),
+            Var::BlockCap => Some("8"),
             _ => None,
         }
     }

@@ -13,6 +13,8 @@ mod e2e_claude;
 mod e2e_plan;
 mod faults;
 mod hook;
+mod hosts;
+mod kill_soak;
 mod loop_safety;
 mod pause;
 mod properties;

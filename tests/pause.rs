@@ -37,7 +37,8 @@ fn plan_at(extra: Value, now: i64) -> Project {
 
 #[test]
 fn a_claude_usage_limit_pauses_the_plan_until_the_reset_then_the_review_runs() {
-    let mut p = plan_at(json!({}), NOW).reviewer(&Fake::fail().shape(Shape::Raw(CLAUDE_LIMIT)).exit(1));
+    let mut p =
+        plan_at(json!({}), NOW).reviewer(&Fake::fail().shape(Shape::Raw(CLAUDE_LIMIT)).exit(1));
     let run = p.stop();
     assert!(!run.is_block());
     let msg = run.message();
@@ -72,14 +73,21 @@ fn a_claude_usage_limit_pauses_the_plan_until_the_reset_then_the_review_runs() {
     assert!(p.stop().is_block(), "the review ran and failed");
     assert_eq!(p.reviewer_calls(), 2);
     let s = p.state_json();
-    assert_eq!((&s["paused_until"], &s["phase_iteration"]), (&Value::Null, &json!(1)));
+    assert_eq!(
+        (&s["paused_until"], &s["phase_iteration"]),
+        (&Value::Null, &json!(1))
+    );
 }
 
 #[test]
 fn a_plain_throttle_is_a_failure_not_a_pause() {
-    let p = plan_at(json!({}), NOW).reviewer(&Fake::fail().shape(Shape::Raw(CLAUDE_THROTTLE)).exit(1));
+    let p =
+        plan_at(json!({}), NOW).reviewer(&Fake::fail().shape(Shape::Raw(CLAUDE_THROTTLE)).exit(1));
     let msg = p.stop().message();
-    assert!(msg.contains("rate or usage limit") && msg.contains("retried"), "{msg}");
+    assert!(
+        msg.contains("rate or usage limit") && msg.contains("retried"),
+        "{msg}"
+    );
     let s = p.state_json();
     assert_eq!(s["review_failures"], 1);
     assert!(s.get("paused_until").is_none_or(Value::is_null), "{s}");
@@ -115,7 +123,8 @@ fn a_codex_usage_limit_pauses_until_the_local_time_it_names() {
 
 #[test]
 fn a_gemini_usage_limit_pauses_for_the_suggested_delay() {
-    let p = plan_at(json!({"reviewers": ["gemini:gemini-2.5-pro"]}), NOW).gemini(&Vendor::usage_limit());
+    let p = plan_at(json!({"reviewers": ["gemini:gemini-2.5-pro"]}), NOW)
+        .gemini(&Vendor::usage_limit());
     let msg = p.stop().message();
     assert!(
         msg.contains("gemini:gemini-2.5-pro reached its usage limit")
@@ -132,10 +141,17 @@ fn status_shows_the_pause_and_resume_lifts_it_so_the_next_stop_reviews() {
         NOW,
     )
     .reviewer(&Fake::fail());
-    let text = p.run_taskie(&["status"]).ok().split_whitespace().collect::<Vec<_>>().join(" ");
+    let text = p
+        .run_taskie(&["status"])
+        .ok()
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
     assert!(
         text.contains("paused: a reviewer's usage limit")
-            && text.contains("until 2026-11-24 12:14 UTC (in 2 h 14 min) (claude:opus reached its usage limit)")
+            && text.contains(
+                "until 2026-11-24 12:14 UTC (in 2 h 14 min) (claude:opus reached its usage limit)"
+            )
             && text.contains("taskie resume --plan p"),
         "{text}"
     );
@@ -146,7 +162,10 @@ fn status_shows_the_pause_and_resume_lifts_it_so_the_next_stop_reviews() {
     p.stop();
     assert_eq!(p.reviewer_calls(), 0, "paused: no reviewer");
     let out = p.run_taskie(&["resume"]).ok().to_string();
-    assert!(out.contains("Resumed plan 'p'") && out.contains("was paused until"), "{out}");
+    assert!(
+        out.contains("Resumed plan 'p'") && out.contains("was paused until"),
+        "{out}"
+    );
     assert!(p.state_json()["paused_until"].is_null());
     assert!(p.stop().is_block());
     assert_eq!(p.reviewer_calls(), 1);

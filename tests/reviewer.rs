@@ -25,7 +25,7 @@ fn the_reviewer_gets_exactly_the_documented_arguments_environment_and_directory(
             "--output-format",
             "json",
             "--json-schema",
-            r#"{"type":"object","properties":{"verdict":{"type":"string","enum":["PASS","FAIL"]},"summary":{"type":"string"},"findings":{"type":"array","items":{"type":"string"}}},"required":["verdict"]}"#,
+            &taskie::reviewer::result::answer_schema(false),
             // No permission bypass: Claude Code refuses it to root (SPEC §8).
             "--allowedTools=Bash,Read,Write,Edit,Grep,Glob",
             "--settings",

@@ -6,7 +6,10 @@ use crate::support::vendors::Vendor;
 use crate::support::{Fake, Project, Shape, due};
 use serde_json::{Value, json};
 
-const CODEX_SCHEMA: &str = r#"{"type":"object","properties":{"verdict":{"type":"string","enum":["PASS","FAIL"]},"summary":{"type":"string"},"findings":{"type":"array","items":{"type":"string"}}},"required":["verdict","summary","findings"],"additionalProperties":false}"#;
+/// The strict answer schema codex is given (one home: `reviewer::result`).
+fn codex_schema() -> String {
+    taskie::reviewer::result::answer_schema(true)
+}
 
 /// A plan whose plan review is due, with these extra state fields.
 fn plan_review(extra: Value) -> Project {
@@ -119,7 +122,7 @@ fn alternate_mode_runs_claude_then_codex_by_iteration_and_codex_gets_its_documen
     assert!(!prompt.contains("Write your review to exactly this file"));
     assert_eq!(
         std::fs::read_to_string(p.reviewer_dir().join("codex-schema")).unwrap(),
-        CODEX_SCHEMA
+        codex_schema()
     );
     assert_eq!(p.reviewer_saw("codex-skip"), "1", "the recursion guard");
     // Codex cannot write (read-only sandbox): taskie wrote the review from its answer.

@@ -14,7 +14,10 @@ use std::sync::OnceLock;
 
 const CODEX: &str = "@openai/codex@0.169.0";
 const GEMINI: &str = "@google/gemini-cli@0.61.0";
-const CODEX_SCHEMA: &str = r#"{"type":"object","properties":{"verdict":{"type":"string","enum":["PASS","FAIL"]},"summary":{"type":"string"},"findings":{"type":"array","items":{"type":"string"}}},"required":["verdict","summary","findings"],"additionalProperties":false}"#;
+/// The strict answer schema codex is given (one home: `reviewer::result`).
+fn codex_schema() -> String {
+    taskie::reviewer::result::answer_schema(true)
+}
 
 fn target_dir() -> PathBuf {
     std::env::var_os("CARGO_TARGET_DIR")
@@ -200,7 +203,7 @@ fn the_real_codex_reviews_with_the_output_schema_and_taskie_writes_its_review() 
     assert_eq!(body["text"]["format"]["strict"], true);
     assert_eq!(
         body["text"]["format"]["schema"],
-        serde_json::from_str::<Value>(CODEX_SCHEMA).unwrap()
+        serde_json::from_str::<Value>(&codex_schema()).unwrap()
     );
     assert!(
         body.to_string().contains("Plan id: p") && body.to_string().contains("read-only sandbox"),

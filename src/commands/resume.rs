@@ -13,7 +13,9 @@ pub fn resume(plan: &str, s: &State, now: i64) -> (Option<State>, String) {
     let Some(until) = s.paused_until else {
         return (
             None,
-            format!("Plan '{plan}' is not paused: the next stop runs the review that is due, if any."),
+            format!(
+                "Plan '{plan}' is not paused: the next stop runs the review that is due, if any."
+            ),
         );
     };
     let mut next = s.clone();
@@ -62,7 +64,10 @@ mod tests {
         assert_eq!((next.paused_until, next.paused_by.as_deref()), (None, None));
         assert_eq!(next.review_failures, 1);
         assert_eq!(next.next_phase, s.next_phase);
-        assert!(text.contains("was paused until 2026-11-24 23:27 UTC"), "{text}");
+        assert!(
+            text.contains("was paused until 2026-11-24 23:27 UTC"),
+            "{text}"
+        );
     }
 
     #[test]

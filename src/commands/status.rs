@@ -305,7 +305,9 @@ pub fn build(
         spend: SpendReport::default(),
         running: None,
         paused: state.and_then(|s| {
-            let until = s.paused_until.filter(|u| pause::is_paused(Some(*u), f.now))?;
+            let until = s
+                .paused_until
+                .filter(|u| pause::is_paused(Some(*u), f.now))?;
             Some(Paused {
                 until: pause::stamp(until),
                 by: s.paused_by.clone(),
@@ -628,6 +630,7 @@ mod tests {
             tasks: &tasks,
             spent_usd: 0.0,
             now: 0,
+            host: &crate::model::host::CLAUDE,
         };
         build(&f, ".taskie/plans/p", &v, diag)
     }

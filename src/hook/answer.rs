@@ -1,5 +1,6 @@
 //! What the hook prints (SPEC §4): nothing, an allow with a message, or a block.
 
+use crate::model::host::Client;
 use crate::model::text::clip;
 use serde::{Serialize, Serializer};
 use std::sync::OnceLock;
@@ -65,6 +66,18 @@ impl Channel {
                 Channel::Context
             })
         })
+    }
+}
+
+impl Channel {
+    /// The channel a client continues on (SPEC §20): Claude Code's is chosen by
+    /// `TASKIE_BLOCK_STYLE`; Codex CLI rejects `hookSpecificOutput` ("Stop Failed") and
+    /// Gemini CLI ignores it, so both get the classic block.
+    pub fn for_client(client: Client) -> Channel {
+        match client {
+            Client::Claude => Channel::current(),
+            Client::Codex | Client::Gemini => Channel::Decision,
+        }
     }
 }
 
@@ -176,17 +189,34 @@ impl Answer {
         }
     }
 
-    /// The stdout of the hook on this process's channel.
+    /// This answer as it is printed on `channel`.
+    pub fn on(self, channel: Channel) -> Shown {
+        Shown {
+            answer: self,
+            channel,
+        }
+    }
+}
+
+/// An answer with the channel it is printed on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Shown {
+    pub answer: Answer,
+    pub channel: Channel,
+}
+
+impl Shown {
+    /// The stdout of the hook, empty for a silent allow.
     pub fn to_stdout(&self) -> String {
-        self.to_stdout_on(Channel::current(), None)
+        self.answer.to_stdout_on(self.channel, None)
     }
 }
 
 /// As what the hook prints: the object, or `null` for a silent allow (the dry run's
 /// report embeds answers this way).
-impl Serialize for Answer {
+impl Serialize for Shown {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        self.printed(Channel::current()).serialize(s)
+        self.answer.printed(self.channel).serialize(s)
     }
 }
 
@@ -263,10 +293,27 @@ mod tests {
 
     #[test]
     fn an_embedded_answer_is_its_printed_object_or_null() {
-        assert_eq!(serde_json::to_string(&Answer::Allow(None)).unwrap(), "null");
+        let c = Channel::Context;
         assert_eq!(
-            serde_json::to_string(&Answer::allow("m")).unwrap(),
+            serde_json::to_string(&Answer::Allow(None).on(c)).unwrap(),
+            "null"
+        );
+        assert_eq!(
+            serde_json::to_string(&Answer::allow("m").on(c)).unwrap(),
             r#"{"systemMessage":"m"}"#
         );
+        assert_eq!(
+            serde_json::to_string(&Answer::block("b").on(Channel::Decision)).unwrap(),
+            r#"{"decision":"block","reason":"b"}"#
+        );
+    }
+
+    #[test]
+    fn codex_and_gemini_are_answered_with_the_classic_block_whatever_the_block_style() {
+        for client in [Client::Codex, Client::Gemini] {
+            assert_eq!(Channel::for_client(client), Channel::Decision);
+            let out = Answer::block("go").to_stdout_on(Channel::for_client(client), None);
+            assert!(!out.contains("hookSpecificOutput"), "{out}");
+        }
     }
 }

@@ -614,10 +614,7 @@ mod tests {
         )
         .write
         .unwrap();
-        assert_eq!(
-            (failed.paused_until, failed.review_failures),
-            (None, 1)
-        );
+        assert_eq!((failed.paused_until, failed.review_failures), (None, 1));
     }
 
     #[test]

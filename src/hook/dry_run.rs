@@ -2,10 +2,13 @@
 //! It never runs the reviewer and never writes anything: no state, logs, locks or
 //! directories.
 
-use crate::hook::answer::Answer;
+use crate::hook::answer::{Answer, Channel, Shown};
 use crate::hook::decide::{self, Step};
+use crate::hook::host;
+use crate::hook::input::Event;
 use crate::hook::{self, Located, Options};
 use crate::model::cycle::Reviewed;
+use crate::model::host::Client;
 use crate::model::state::State;
 use crate::model::verdict::{Reading, Verdict};
 use crate::reviewer;
@@ -21,6 +24,9 @@ use std::path::{Path, PathBuf};
 pub struct Report {
     /// The event as given: JSON when it parses, else its text.
     pub event: Value,
+    /// The client the hook assumes (SPEC §20), when the event could be read.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub client: Option<ClientChoice>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub project: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -37,7 +43,7 @@ pub struct Report {
     pub error: Option<String>,
     /// The hook's answer (`null`: a silent allow); absent when a review is due.
     #[serde(skip_serializing_if = "Option::is_none")]
-    pub answer: Option<Answer>,
+    pub answer: Option<Shown>,
     /// The state the hook would write (`null`: none); only for a decision without review.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub new_state: Option<Option<State>>,
@@ -82,7 +88,16 @@ pub struct ReviewPlan {
 pub struct IfVerdict {
     pub branch: &'static str,
     pub new_state: Option<State>,
-    pub answer: Answer,
+    pub answer: Shown,
+}
+
+/// Which client the hook answers, and why it thinks so.
+#[derive(Debug, Serialize)]
+pub struct ClientChoice {
+    pub name: &'static str,
+    pub why: String,
+    /// How a block would be sent: `additionalContext` or `decision`.
+    pub block: &'static str,
 }
 
 /// The event a dry run assumes when stdin gives none.
@@ -96,6 +111,7 @@ impl Report {
     fn new(event: Value) -> Report {
         Report {
             event,
+            client: None,
             project: None,
             plan: None,
             validation: None,
@@ -112,8 +128,16 @@ impl Report {
 
     fn ended(mut self, branch: &str, answer: Answer) -> Report {
         self.branch = branch.into();
-        self.answer = Some(answer);
+        self.answer = Some(answer.on(self.channel()));
         self
+    }
+
+    /// How blocks are sent to the client assumed.
+    fn channel(&self) -> Channel {
+        self.client
+            .as_ref()
+            .and_then(|c| Client::parse(c.name))
+            .map_or_else(Channel::default, Channel::for_client)
     }
 }
 
@@ -133,9 +157,21 @@ pub fn report(opts: &Options, cwd: Option<PathBuf>) -> Report {
         })
         .unwrap_or_default();
     }
-    let r = Report::new(
+    let mut r = Report::new(
         serde_json::from_slice(&input).unwrap_or_else(|_| String::from_utf8_lossy(&input).into()),
     );
+    let host = Event::parse(&input).ok().map(|e| {
+        let (host, detected) = host::current(&e);
+        r.client = Some(ClientChoice {
+            name: detected.client.name(),
+            why: detected.why,
+            block: match Channel::for_client(detected.client) {
+                Channel::Context => "additionalContext",
+                Channel::Decision => "decision",
+            },
+        });
+        host
+    });
     if crate::hook::input::skip_requested() {
         return r.ended("recursion-guard", Answer::Allow(None));
     }
@@ -175,7 +211,10 @@ pub fn report(opts: &Options, cwd: Option<PathBuf>) -> Report {
             error: e.to_string(),
         },
     });
-    let facts = g.facts();
+    let mut facts = g.facts();
+    let host = host.unwrap_or_default();
+    facts.host = &host;
+    let channel = r.channel();
     match decide::decide(&facts) {
         Step::Done(o) => {
             r.new_state = Some(o.write);
@@ -213,7 +252,7 @@ pub fn report(opts: &Options, cwd: Option<PathBuf>) -> Report {
                 IfVerdict {
                     branch: o.record.path.as_str(),
                     new_state: o.write,
-                    answer: o.answer,
+                    answer: o.answer.on(channel),
                 }
             });
             r.if_pass = Some(pass);
@@ -236,6 +275,13 @@ fn shorten(prompt: &str) -> String {
 pub fn human(r: &Report) -> String {
     let mut out = String::from("taskie-hook --dry-run: nothing was run or written.\n");
     let line = |out: &mut String, k: &str, v: String| out.push_str(&format!("{k:<12} {v}\n"));
+    if let Some(c) = &r.client {
+        line(
+            &mut out,
+            "client:",
+            format!("{} ({}; a block is sent as {})", c.name, c.why, c.block),
+        );
+    }
     if let Some(p) = &r.project {
         line(&mut out, "project:", p.clone());
     }
@@ -294,7 +340,11 @@ pub fn human(r: &Report) -> String {
             line(&mut out, "new state:", summary(Some(s)));
         }
         let text = match &r.answer {
-            Some(Answer::Allow(None)) | None => "allow silently (empty stdout)".into(),
+            Some(Shown {
+                answer: Answer::Allow(None),
+                ..
+            })
+            | None => "allow silently (empty stdout)".into(),
             Some(a) => a.to_stdout(),
         };
         line(&mut out, "answer:", text);
@@ -303,7 +353,7 @@ pub fn human(r: &Report) -> String {
 }
 
 /// The answer as printed, `null` for a silent allow.
-fn shown(a: &Answer) -> String {
+fn shown(a: &Shown) -> String {
     match a.to_stdout() {
         s if s.is_empty() => "null".into(),
         s => s,

@@ -10,6 +10,10 @@ pub struct Event {
     pub hook_event_name: Option<String>,
     /// The stopping session (SPEC §17); absent in older clients.
     pub session_id: Option<String>,
+    /// Codex CLI's turn id and model: its Stop event has both, Claude Code's neither
+    /// (SPEC §20).
+    pub turn_id: Option<String>,
+    pub model: Option<String>,
 }
 
 /// The event as sent: every field optional, unknown fields ignored.
@@ -23,6 +27,10 @@ struct Wire {
     hook_event_name: Lenient<String>,
     #[serde(default)]
     session_id: Lenient<String>,
+    #[serde(default)]
+    turn_id: Lenient<String>,
+    #[serde(default)]
+    model: Lenient<String>,
 }
 
 /// A field of the wrong type counts as absent: the hook must accept any input.
@@ -72,6 +80,8 @@ impl Event {
             stop_hook_active: wire.stop_hook_active.get().unwrap_or(false),
             hook_event_name: wire.hook_event_name.get(),
             session_id: nonempty(wire.session_id.get()),
+            turn_id: nonempty(wire.turn_id.get()),
+            model: nonempty(wire.model.get()),
         })
     }
 
@@ -101,6 +111,8 @@ mod tests {
                 stop_hook_active: true,
                 hook_event_name: Some("Stop".into()),
                 session_id: None,
+                turn_id: None,
+                model: None,
             }
         );
     }

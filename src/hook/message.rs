@@ -3,6 +3,7 @@
 
 use crate::model::cycle::{Due, MAX_REVIEW_FAILURES};
 use crate::model::facts::Facts;
+use crate::model::host::Client;
 use crate::model::pause;
 use crate::model::phase::{self, Phase, Review};
 use crate::model::state::StateError;
@@ -232,4 +233,14 @@ fn quote_findings(findings: &[String]) -> String {
         String::new()
     };
     format!(" First findings:{}{tail}\n", shown.concat())
+}
+
+/// The allow that replaces a block past `TASKIE_BLOCK_CAP` (SPEC §20), shown to the user.
+pub fn block_cap(cap: u64, reason: &str, client: Client) -> String {
+    format!(
+        "Taskie: the agent was sent back to work {cap} times in a row without a stop in between \
+         (TASKIE_BLOCK_CAP={cap}), so this stop is allowed: no loop runs on unattended. The plan's state is saved. \
+         What Taskie would have told the agent: \"{reason}\" To resume, ask the agent to go on, or run {}.",
+        client.user_action("continue-plan")
+    )
 }

@@ -7,6 +7,7 @@ use crate::hook::answer::{Answer, Channel};
 use crate::hook::input::Event;
 use crate::model::cycle::{HardStop, Reviewed};
 use crate::model::facts::Facts;
+use crate::model::host::Host;
 use crate::model::phase::Review;
 use crate::model::plan_file::SPEND_FILE;
 use crate::model::spend;
@@ -18,12 +19,14 @@ use crate::store::project::{self, Project};
 use crate::store::select::{self, SelectError, Selected};
 use crate::store::sessions::{self, SessionId};
 use crate::store::snapshot::{self, Gathered, escaping_link, state_bytes};
-use crate::store::{atomic, diagnostics};
+use crate::store::{atomic, blocks, diagnostics};
 use decide::{Outcome, Step};
 
 pub mod answer;
+pub mod cap;
 pub mod decide;
 pub mod dry_run;
+pub mod host;
 pub mod input;
 pub mod message;
 pub mod notice;
@@ -67,6 +70,7 @@ pub fn main(opts: &Options) {
              left half-written. Please report it.",
         ),
         event: None,
+        channel: Channel::default(),
         _lock: None,
     });
     finished.emit(started, notice.as_deref());
@@ -86,6 +90,8 @@ fn reset_sigchld() {
 pub struct Finished {
     pub answer: Answer,
     pub event: Option<(PathBuf, Record)>,
+    /// How a block reaches the client (SPEC §20); an allow prints the same on each.
+    pub channel: Channel,
     _lock: Option<PlanLock>,
 }
 
@@ -94,6 +100,7 @@ impl Finished {
         Finished {
             answer,
             event: None,
+            channel: Channel::default(),
             _lock: None,
         }
     }
@@ -101,7 +108,7 @@ impl Finished {
     /// Prints the answer, with the version notice first in its `systemMessage` when there
     /// is one (`notice.rs`), then logs the event (SPEC §5 step 18).
     pub fn emit(self, started: Instant, notice: Option<&str>) {
-        let out = self.answer.to_stdout_on(Channel::current(), notice);
+        let out = self.answer.to_stdout_on(self.channel, notice);
         if !out.is_empty() {
             let mut stdout = std::io::stdout().lock();
             let _ = writeln!(stdout, "{out}");
@@ -202,7 +209,31 @@ fn run(opts: &Options, input: &[u8]) -> Finished {
         Ok(l) => l,
         Err((answer, _)) => return Finished::answer(answer),
     };
-    let plan = selected.id;
+    let (host, _) = host::current(&event);
+    let key = blocks::Key::new(event.session_id.as_deref(), &selected.id);
+    let mut finished = run_plan(&event, &project, selected.id, &host);
+    // Taskie's own block cap (SPEC §20), over whatever the run decided.
+    let before = if finished.answer.is_block() {
+        blocks::count(&project, &key)
+    } else {
+        0
+    };
+    let capped = cap::apply(cap::limit(), before, finished.answer, host.client);
+    if let Err(e) = blocks::set(&project, &key, capped.count) {
+        eprintln!("taskie-hook: could not record the blocks in a row: {e}");
+    }
+    if capped.capped
+        && let Some((_, rec)) = &mut finished.event
+    {
+        rec.outcome = capped.answer.outcome();
+        rec.block_cap = Some(before);
+    }
+    finished.answer = capped.answer;
+    finished
+}
+
+/// The run on the selected plan: lock, read, decide, review, write.
+fn run_plan(event: &Event, project: &Project, plan: String, host: &Host) -> Finished {
     let logs = project.logs();
     let internal = |what: String| {
         let rec = Record {
@@ -216,11 +247,12 @@ fn run(opts: &Options, input: &[u8]) -> Finished {
                 "Taskie: plan '{plan}': {what}; the hook allowed this stop and changed nothing."
             )),
             event: Some((logs.clone(), rec)),
+            channel: Channel::default(),
             _lock: None,
         }
     };
     // Before anything is created or written (the lock file is the first write).
-    if let Some(problem) = escaping_link(&project, &plan) {
+    if let Some(problem) = escaping_link(project, &plan) {
         return Finished::answer(Answer::allow(format!(
             "Taskie: plan '{plan}': {problem}. The hook never follows a link out of .taskie/, so it did nothing; \
              replace the link with a real directory."
@@ -242,6 +274,7 @@ fn run(opts: &Options, input: &[u8]) -> Finished {
             return Finished {
                 answer: Answer::allow(m),
                 event: Some((logs, rec)),
+                channel: Channel::default(),
                 _lock: None,
             };
         }
@@ -253,7 +286,8 @@ fn run(opts: &Options, input: &[u8]) -> Finished {
         Ok(g) => g,
         Err(e) => return internal(format!("cannot read the plan directory: {e}")),
     };
-    let facts = gathered.facts();
+    let mut facts = gathered.facts();
+    facts.host = host;
     // A budgeted plan an older taskie ran has no ledger yet, so its spend was added up
     // from the event log: keep that once, so no later stop reads the log again.
     if let Ok(Some(s)) = &gathered.state
@@ -265,7 +299,7 @@ fn run(opts: &Options, input: &[u8]) -> Finished {
     }
     let outcome = match decide::decide(&facts) {
         Step::Done(outcome) => outcome,
-        Step::HardStop(stop, record) => hard_stop(&project, &facts, stop, record, true),
+        Step::HardStop(stop, record) => hard_stop(project, &facts, stop, record, true),
         Step::Review(due) => {
             if let Err(e) = fs_err::create_dir_all(&logs) {
                 return internal(format!("cannot create {}: {e}", logs.display()));
@@ -284,6 +318,7 @@ fn run(opts: &Options, input: &[u8]) -> Finished {
                 return Finished {
                     answer: Answer::allow(message::cannot_save(&plan, &due, &e.to_string())),
                     event: Some((logs, rec)),
+                    channel: Channel::default(),
                     _lock: None,
                 };
             }
@@ -291,7 +326,7 @@ fn run(opts: &Options, input: &[u8]) -> Finished {
             atomic::remove_stale_leftovers(&logs, STALE_TEMP_AGE);
             let config = reviewer::Config::from_env(&mut |w| eprintln!("taskie-hook: {w}"));
             let before = state_bytes(&state_path).ok().flatten();
-            let start = reviewer::start(&project, &facts, &due);
+            let start = reviewer::start(project, &facts, &due);
             let log = project.relative(&start.log);
             lock.announce(&lock::Running {
                 review: due.review.name().into(),
@@ -302,11 +337,11 @@ fn run(opts: &Options, input: &[u8]) -> Finished {
             });
             // This session works on this plan from now on (SPEC §17).
             if let Some(session) = event.session_id.as_deref().and_then(SessionId::parse)
-                && let Err(e) = sessions::bind(&project, &session, &plan)
+                && let Err(e) = sessions::bind(project, &session, &plan)
             {
                 eprintln!("taskie-hook: could not bind the session to plan '{plan}': {e}");
             }
-            let run = reviewer::review(&project, &facts, &due, &config, &start);
+            let run = reviewer::review(project, &facts, &due, &config, &start);
             lock.clear();
             let mut outcome = decide::conclude(&facts, &due, &run.reviewed);
             // What the run cost is recorded whatever the decision (SPEC §18): in the
@@ -364,6 +399,7 @@ fn run(opts: &Options, input: &[u8]) -> Finished {
     Finished {
         answer,
         event: Some((logs, outcome.record)),
+        channel: Channel::for_client(host.client),
         _lock: Some(lock),
     }
 }

@@ -2,6 +2,7 @@
 //! plan snapshot (`store::snapshot`), so the rules in `model` and `hook::decide` never
 //! touch the disk.
 
+use crate::model::host::{self, Host};
 use crate::model::state::{State, StateError};
 use crate::model::tasks::TaskRow;
 
@@ -22,6 +23,9 @@ pub struct Facts<'a> {
     pub spent_usd: f64,
     /// Now, in Unix seconds: whether a usage-limit pause is over (SPEC §22).
     pub now: i64,
+    /// The client the hook answers and where its plugin is (SPEC §20): how the texts
+    /// name an action.
+    pub host: &'a Host,
 }
 
 impl Facts<'_> {
@@ -134,6 +138,7 @@ impl FactsBuilder {
             tasks: &self.tasks,
             spent_usd: self.spent_usd,
             now: self.now,
+            host: &host::CLAUDE,
         }
     }
 }

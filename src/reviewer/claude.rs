@@ -1,14 +1,188 @@
-//! What the claude reviewer's result object says about its spend (SPEC §18):
-//! `total_cost_usd`, `usage.input_tokens`/`output_tokens`, `num_turns`.
+//! The claude reviewer (SPEC §8): its command line, its run, and what its result object
+//! says (the verdict, a failure, the spend: `total_cost_usd`, `usage`, `num_turns`).
 
-use crate::model::spend::Spend;
-use crate::reviewer::process::Outcome;
-use crate::reviewer::result::CliResult;
+use crate::model::cycle::Due;
+use crate::model::reviewers::Kind;
+use crate::model::spend::{self, Spend};
+use crate::model::verdict;
+use crate::reviewer::error::ReviewerError;
+use crate::reviewer::kinds;
+use crate::reviewer::log;
+use crate::reviewer::process::{self, Captured, Ending};
+use crate::reviewer::prompt;
+use crate::reviewer::result::{self, CliResult};
+use crate::store::atomic;
+use crate::store::diagnostics;
+use std::ffi::OsString;
+use std::path::Path;
+
+/// What a claude reviewer may do without asking (it cannot ask: it runs with `--print`):
+/// read and search the project, run commands such as `git diff`, and write its review
+/// file. An allow-list instead of a permission bypass, which Claude Code refuses to root
+/// (SPEC §8). One `=` argument, because the option takes a list and would swallow the
+/// prompt.
+pub const ALLOWED_TOOLS: &str = "--allowedTools=Bash,Read,Write,Edit,Grep,Glob";
+/// The exact arguments of SPEC §8.
+pub fn args(model: &str, prompt: &str) -> Vec<OsString> {
+    args_with_budget(model, prompt, None)
+}
+
+/// [`args`], with `--max-budget-usd` when the plan has a budget (SPEC §18).
+pub fn args_with_budget(model: &str, prompt: &str, budget: Option<f64>) -> Vec<OsString> {
+    let schema = result::answer_schema(false);
+    let budget = budget.map(spend::dollars);
+    let budget_args = budget
+        .as_deref()
+        .map(|b| ["--max-budget-usd", b])
+        .into_iter()
+        .flatten();
+    let head = [
+        "--print",
+        "--model",
+        model,
+        "--output-format",
+        "json",
+        "--json-schema",
+        schema.as_str(),
+        ALLOWED_TOOLS,
+        "--settings",
+        r#"{"disableAllHooks":true}"#,
+    ];
+    head.into_iter()
+        .chain(budget_args)
+        .chain([prompt])
+        .map(OsString::from)
+        .collect()
+}
+
+/// The `--max-budget-usd` of each claude reviewer: what is left of the plan's budget,
+/// shared equally by the claude members of a panel (only claude can be capped).
+pub fn budget(due: &Due) -> Option<f64> {
+    let claudes = if due.panel {
+        due.reviewers
+            .iter()
+            .filter(|r| r.kind == Kind::Claude)
+            .count()
+            .max(1)
+    } else {
+        1
+    };
+    due.budget_left.map(|b| b / claudes as f64)
+}
+
+/// The claude reviewer (SPEC §8), writing its review to `review_path` (`review_rel` as
+/// the prompt names it).
+pub fn attempt(job: &kinds::Job, review_path: &Path, review_rel: &str) -> kinds::Attempt {
+    let (project, f, due, config) = (job.project, job.f, job.due, job.config);
+    let prompt = prompt::build_for(&project.root, f, due, prompt::Delivery::File(review_rel));
+    let spec = job.spec(
+        &config.program,
+        args_with_budget(&job.reviewer.model, &prompt, job.budget),
+    );
+    let outcome = process::run(&spec);
+    log::write(job.log, &spec, &prompt, &outcome);
+    let mut attempt = job.attempt(outcome.as_ref().ok());
+    attempt.spend = spend(outcome.as_ref().ok());
+    attempt.result = said(job, &spec, outcome, review_path);
+    attempt
+}
+
+fn said(
+    job: &kinds::Job,
+    spec: &process::Spec,
+    outcome: std::io::Result<process::Captured>,
+    review_path: &Path,
+) -> Result<kinds::Said, kinds::Failure> {
+    use kinds::Failure;
+    let out = outcome.map_err(|e| {
+        Failure::new(
+            ReviewerError::Spawn(Kind::Claude, spec.program.clone(), e),
+            None,
+        )
+    })?;
+    match out.ending {
+        Ending::TimedOut => {
+            return Err(Failure::new(
+                ReviewerError::Timeout(job.config.timeout),
+                None,
+            ));
+        }
+        Ending::Signaled(s) => return Err(Failure::new(ReviewerError::Signal(s), None)),
+        Ending::Exited(c) if c != 0 => {
+            // The CLI still prints its result object, with the cause, on a failed run.
+            return Err(match CliResult::parse(&out.stdout).ok() {
+                Some(r) if r.failure().is_some() => failure(&r, c),
+                _ => match kinds::first_error_line(&out.stderr) {
+                    Some(words) => kinds::reported(&words, c),
+                    None => Failure::new(ReviewerError::Exit(c), Some(c)),
+                },
+            });
+        }
+        Ending::Exited(_) => {}
+    }
+    // Reading the review file alone would let a PASS there outvote a FAIL in the lost result.
+    if out.stdout_truncated {
+        return Err(Failure::new(ReviewerError::Truncated, Some(0)));
+    }
+    let result = CliResult::parse(&out.stdout)
+        .map_err(|e| Failure::new(ReviewerError::NotAResult(e), Some(0)))?;
+    if result.failure().is_some() {
+        return Err(failure(&result, 0));
+    }
+    let structured = result.structured().unwrap_or_default();
+    if !review_path.exists() {
+        // With --json-schema the CLI's `result` is the structured output as JSON text,
+        // never the review: the file is written from the summary and findings instead.
+        match result::review_text(&structured) {
+            Some(t) => {
+                if let Err(e) = atomic::write(review_path, t.as_bytes()) {
+                    return Err(Failure::new(
+                        ReviewerError::Reported(format!("cannot write the review file: {e}")),
+                        Some(0),
+                    ));
+                }
+            }
+            None => return Err(Failure::new(ReviewerError::NoReview, Some(0))),
+        }
+    }
+    let text = log::read_bounded(review_path);
+    let result_verdict = result.result_verdict();
+    let claims = verdict::Claims {
+        structured: structured.verdict.as_deref(),
+        result: result_verdict.as_deref(),
+        review_file: text.as_deref(),
+    };
+    let findings = if structured.findings.is_empty() {
+        text.as_deref()
+            .map(diagnostics::findings)
+            .unwrap_or_default()
+    } else {
+        structured.findings.clone()
+    };
+    Ok(kinds::Said {
+        reading: verdict::read(&claims),
+        text: text.unwrap_or_default(),
+        findings,
+    })
+}
+
+/// A failure the CLI reported, in its own words; HTTP 429/529 and usage limits named.
+fn failure(r: &CliResult, exit: i32) -> kinds::Failure {
+    let words = r.failure().unwrap_or_default();
+    if r.is_usage_limit() {
+        let said = r.result_text().unwrap_or(&words);
+        kinds::limited(&words, exit).usage_limit(said)
+    } else if r.is_rate_limit() {
+        kinds::limited(&words, exit)
+    } else {
+        kinds::reported(&words, exit)
+    }
+}
 
 /// The spend of a claude run: what its result object reports (read with the one type for
 /// that object, `CliResult`), and the process's wall time. Output that is not a result
 /// object reports only the time.
-pub fn spend(out: Option<&Outcome>) -> Spend {
+pub fn spend(out: Option<&Captured>) -> Spend {
     let Some(out) = out else {
         return Spend::default();
     };
@@ -29,8 +203,8 @@ mod tests {
     use crate::reviewer::process::Ending;
     use std::time::Duration;
 
-    fn outcome(stdout: &str) -> Outcome {
-        Outcome {
+    fn outcome(stdout: &str) -> Captured {
+        Captured {
             ending: Ending::Exited(0),
             stdout: stdout.as_bytes().to_vec(),
             stdout_truncated: false,
@@ -68,5 +242,43 @@ mod tests {
             (None, None, Some(1500))
         );
         assert_eq!(spend(None), Spend::default());
+    }
+
+    #[test]
+    fn a_budget_adds_max_budget_usd_before_the_prompt() {
+        let a: Vec<String> = args_with_budget("opus", "PROMPT", Some(0.75000000001))
+            .into_iter()
+            .map(|s| s.into_string().unwrap())
+            .collect();
+        let plain: Vec<String> = args("opus", "PROMPT")
+            .into_iter()
+            .map(|s| s.into_string().unwrap())
+            .collect();
+        assert_eq!(a[..a.len() - 3], plain[..plain.len() - 1]);
+        assert_eq!(a[a.len() - 3..], ["--max-budget-usd", "0.75", "PROMPT"]);
+    }
+
+    #[test]
+    fn arguments_are_exactly_the_documented_ones() {
+        let a: Vec<String> = args("opus", "PROMPT")
+            .into_iter()
+            .map(|s| s.into_string().unwrap())
+            .collect();
+        assert_eq!(
+            a,
+            [
+                "--print",
+                "--model",
+                "opus",
+                "--output-format",
+                "json",
+                "--json-schema",
+                &result::answer_schema(false),
+                "--allowedTools=Bash,Read,Write,Edit,Grep,Glob",
+                "--settings",
+                r#"{"disableAllHooks":true}"#,
+                "PROMPT"
+            ]
+        );
     }
 }

@@ -7,16 +7,13 @@ use crate::model::spend::Spend;
 use crate::model::verdict;
 #[cfg(test)]
 use crate::model::verdict::Reading;
+use crate::reviewer::error::ReviewerError;
 use crate::reviewer::kinds::{self, Attempt, Failure, Job, Said};
-use crate::reviewer::{ReviewerError, prompt};
+use crate::reviewer::prompt;
 use crate::store::atomic;
 use serde::Deserialize;
 use std::ffi::OsString;
 use std::path::Path;
-
-/// The §8 schema in the form OpenAI's strict structured outputs require: every property
-/// required, no others allowed (codex sends it with `strict: true`).
-pub const OUTPUT_SCHEMA: &str = r#"{"type":"object","properties":{"verdict":{"type":"string","enum":["PASS","FAIL"]},"summary":{"type":"string"},"findings":{"type":"array","items":{"type":"string"}}},"required":["verdict","summary","findings"],"additionalProperties":false}"#;
 
 /// Where the schema file is written, in the logs directory.
 pub const SCHEMA_FILE: &str = "codex-output-schema.json";
@@ -58,7 +55,10 @@ pub fn attempt(job: &Job) -> Attempt {
         prompt::Delivery::Structured,
     );
     let schema = job.project.logs().join(SCHEMA_FILE);
-    if let Err(e) = atomic::write(&schema, OUTPUT_SCHEMA.as_bytes()) {
+    if let Err(e) = atomic::write(
+        &schema,
+        crate::reviewer::result::answer_schema(true).as_bytes(),
+    ) {
         let mut a = job.attempt(None);
         a.result = Err(Failure::new(
             ReviewerError::Reported(format!("cannot write {}: {e}", schema.display())),

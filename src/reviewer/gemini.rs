@@ -5,8 +5,9 @@
 
 use crate::model::spend::Spend;
 use crate::model::verdict;
+use crate::reviewer::error::ReviewerError;
 use crate::reviewer::kinds::{self, Attempt, Failure, Job, Said};
-use crate::reviewer::{ReviewerError, prompt};
+use crate::reviewer::prompt;
 use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::ffi::OsString;

@@ -8,10 +8,12 @@ use crate::model::reviewers::Reviewer;
 use crate::model::spend::Spend;
 use crate::model::text::clip;
 use crate::model::verdict::Reading;
-use crate::reviewer::process::{self, Ending};
-use crate::reviewer::{
-    CLI_MAX_RETRIES, Config, PARENT_SESSION_VARS, ReviewerError, STDERR_LIMIT, STDOUT_LIMIT,
+use crate::reviewer::config::{
+    CLI_MAX_RETRIES, Config, PARENT_SESSION_VARS, STDERR_LIMIT, STDOUT_LIMIT,
 };
+use crate::reviewer::error::ReviewerError;
+use crate::reviewer::process::{self, Ending};
+use crate::store::event_log::Member;
 use crate::store::project::Project;
 use std::ffi::OsString;
 use std::path::Path;
@@ -30,7 +32,7 @@ pub struct Job<'a> {
 
 impl Job<'_> {
     /// An attempt not yet concluded: `outcome` tells whether a process ran.
-    pub fn attempt(&self, outcome: Option<&process::Outcome>) -> Attempt {
+    pub fn attempt(&self, outcome: Option<&process::Captured>) -> Attempt {
         Attempt {
             reviewer: self.reviewer.clone(),
             log: self.project.relative(self.log),
@@ -63,6 +65,17 @@ impl Job<'_> {
             guardian: super::guardian::Launch::this_binary(),
         }
     }
+}
+
+/// What a reviewer run gave the decision, and what it cost (SPEC §18).
+#[derive(Debug)]
+pub struct Run {
+    pub reviewed: Reviewed,
+    /// Reviewer processes started (k for a panel of k; 0 when none could start).
+    pub reviews: u64,
+    pub spend: Spend,
+    /// A panel's members one by one; empty for a single reviewer.
+    pub panel: Vec<Member>,
 }
 
 /// How one reviewer run ended.
@@ -149,7 +162,7 @@ pub fn run(
 ) -> Attempt {
     let spec = job.spec(program, args);
     let outcome = process::run(&spec);
-    crate::reviewer::write_log(job.log, &spec, prompt, &outcome);
+    crate::reviewer::log::write(job.log, &spec, prompt, &outcome);
     let mut attempt = job.attempt(outcome.as_ref().ok());
     match ended(job, outcome) {
         Err(failure) => attempt.result = Err(failure),
@@ -173,8 +186,8 @@ pub fn run(
 /// printed more than can be read. `Ok` is the outcome of a process that exited.
 pub fn ended(
     job: &Job,
-    outcome: std::io::Result<process::Outcome>,
-) -> Result<process::Outcome, Failure> {
+    outcome: std::io::Result<process::Captured>,
+) -> Result<process::Captured, Failure> {
     let program = job.config.program(job.reviewer.kind).clone();
     let out = outcome
         .map_err(|e| Failure::new(ReviewerError::Spawn(job.reviewer.kind, program, e), None))?;

@@ -43,10 +43,14 @@ pub fn claude_reset(words: &str, now: i64, zone: &dyn Fn(&str) -> Option<TimeZon
     let at = words.to_lowercase().find("resets ")? + "resets ".len();
     let rest = &words[at..];
     let (when, rest) = wall_clock(rest)?;
-    let name = rest.trim_start().strip_prefix('(')?.split(')').next()?.trim();
-    let tz = zone(name).unwrap_or_else(|| {
-        TimeZone::fixed(Offset::from_seconds(14 * 3600).unwrap_or(Offset::UTC))
-    });
+    let name = rest
+        .trim_start()
+        .strip_prefix('(')?
+        .split(')')
+        .next()?
+        .trim();
+    let tz = zone(name)
+        .unwrap_or_else(|| TimeZone::fixed(Offset::from_seconds(14 * 3600).unwrap_or(Offset::UTC)));
     when.instant(now, &tz)
 }
 
@@ -66,7 +70,7 @@ pub fn gemini_reset(words: &str, now: i64) -> Option<i64> {
         .take_while(|c| c.is_ascii_digit() || *c == '.')
         .collect();
     let secs: f64 = digits.parse().ok()?;
-    if !secs.is_finite() || secs < 0.0 || secs > 366.0 * 86_400.0 {
+    if !secs.is_finite() || !(0.0..=366.0 * 86_400.0).contains(&secs) {
         return None;
     }
     Some(now.saturating_add(secs.ceil() as i64))
@@ -91,12 +95,21 @@ impl WallClock {
             .date();
         let at = |d: Date| -> Option<i64> {
             let dt = DateTime::from_parts(d, jiff::civil::time(self.hour, self.minute, 0, 0));
-            Some(dt.to_zoned_datetime(tz.clone()).ok()?.timestamp().as_second())
+            Some(
+                dt.to_zoned_datetime(tz.clone())
+                    .ok()?
+                    .timestamp()
+                    .as_second(),
+            )
         };
         match self.date {
             None => {
                 let t = at(today)?;
-                if t > now { Some(t) } else { at(today.tomorrow().ok()?) }
+                if t > now {
+                    Some(t)
+                } else {
+                    at(today.tomorrow().ok()?)
+                }
             }
             Some((Some(y), m, d)) => at(Date::new(y, m, d).ok()?),
             Some((None, m, d)) => {
@@ -202,7 +215,11 @@ mod tests {
             &known,
         );
         assert_eq!(stamp(t.unwrap()), "2026-11-25T00:14:00Z");
-        let t = claude_reset("You've hit your 5-hour limit · resets 12:14pm (UTC)", NOW, &known);
+        let t = claude_reset(
+            "You've hit your 5-hour limit · resets 12:14pm (UTC)",
+            NOW,
+            &known,
+        );
         assert_eq!(stamp(t.unwrap()), "2026-11-24T12:14:00Z");
         let t = claude_reset("resets 12:14am (UTC)", NOW, &known);
         assert_eq!(stamp(t.unwrap()), "2026-11-25T00:14:00Z");

@@ -9,16 +9,17 @@ use crate::model::facts::Facts;
 use crate::model::reviewers::{Kind, Reviewer};
 use crate::model::spend::Spend;
 use crate::model::verdict::{Reading, Verdict};
+use crate::reviewer::config::Config;
+use crate::reviewer::error::ReviewerError;
+use crate::reviewer::kinds::Run;
 use crate::reviewer::kinds::{Attempt, Failure, Job, Said};
-use crate::reviewer::{
-    Config, ReviewerError, Run, claude_attempt, claude_budget, codex, gemini, log_path,
-};
+use crate::reviewer::{claude, codex, gemini, log};
 use crate::store::atomic;
 use crate::store::event_log::Member;
 use crate::store::project::Project;
 
 pub fn run(project: &Project, f: &Facts, due: &Due, config: &Config, stamp: &str) -> Run {
-    let budget = claude_budget(due);
+    let budget = claude::budget(due);
     let attempts: Vec<Attempt> = std::thread::scope(|scope| {
         let handles: Vec<_> = due
             .reviewers
@@ -27,7 +28,7 @@ pub fn run(project: &Project, f: &Facts, due: &Due, config: &Config, stamp: &str
             .map(|(i, reviewer)| {
                 let member = format!("{}-{}", i + 1, reviewer.kind.name());
                 scope.spawn(move || {
-                    let log = log_path(project, f, due, stamp, Some(&member));
+                    let log = log::path(project, f, due, stamp, Some(&member));
                     let job = Job {
                         project,
                         f,
@@ -45,7 +46,7 @@ pub fn run(project: &Project, f: &Facts, due: &Due, config: &Config, stamp: &str
                                 f.plan, due.review, due.iteration
                             ));
                             let rel = project.relative(&section);
-                            claude_attempt(&job, &section, &rel)
+                            claude::attempt(&job, &section, &rel)
                         }
                         Kind::Codex => codex::attempt(&job),
                         Kind::Gemini => gemini::attempt(&job),

@@ -78,9 +78,9 @@ pub enum Ending {
     TimedOut,
 }
 
-/// The result of [`run`].
+/// What [`run`] captured: how the process ended and its output.
 #[derive(Debug, Clone)]
-pub struct Outcome {
+pub struct Captured {
     pub ending: Ending,
     pub stdout: Vec<u8>,
     pub stdout_truncated: bool,
@@ -102,7 +102,7 @@ pub struct Outcome {
 ///
 /// Must be called on a thread that stays alive for the whole call (it does, since the call
 /// blocks): on Linux the parent-death signal is tied to the thread that forked.
-pub fn run(spec: &Spec) -> io::Result<Outcome> {
+pub fn run(spec: &Spec) -> io::Result<Captured> {
     let started = Instant::now();
     // The guardian first: from here on, a kill of this process takes down whatever is in
     // its group, so there is no instant at which a reviewer could be left behind.
@@ -195,7 +195,7 @@ pub fn run(spec: &Spec) -> io::Result<Outcome> {
     }
     let (stdout, stdout_truncated) = take_capture(&stdout);
     let (stderr, stderr_truncated) = take_capture(&stderr);
-    Ok(Outcome {
+    Ok(Captured {
         ending,
         stdout,
         stdout_truncated,

@@ -182,9 +182,47 @@ pub fn review_markdown(summary: &str, findings: &[String], pass: Option<bool>) -
     text
 }
 
+/// The structured answer asked of every reviewer kind (SPEC §8), as a JSON schema: the
+/// verdict, and the review in short (so the review file can be written even when the
+/// reviewer wrote none). `strict`: the form OpenAI's strict structured outputs require
+/// (codex): every property required, no others allowed. The one home of the schema.
+pub fn answer_schema(strict: bool) -> String {
+    let mut schema = serde_json::json!({
+        "type": "object",
+        "properties": {
+            "verdict": {"type": "string", "enum": ["PASS", "FAIL"]},
+            "summary": {"type": "string"},
+            "findings": {"type": "array", "items": {"type": "string"}}
+        },
+        "required": ["verdict"]
+    });
+    if strict {
+        schema["required"] = serde_json::json!(["verdict", "summary", "findings"]);
+        schema["additionalProperties"] = serde_json::json!(false);
+    }
+    schema.to_string()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_answer_schema_asks_for_a_verdict_and_strict_mode_for_every_field_and_no_other() {
+        let loose: Value = serde_json::from_str(&answer_schema(false)).unwrap();
+        assert_eq!(
+            loose["properties"]["verdict"]["enum"],
+            serde_json::json!(["PASS", "FAIL"])
+        );
+        assert_eq!(loose["required"], serde_json::json!(["verdict"]));
+        let strict: Value = serde_json::from_str(&answer_schema(true)).unwrap();
+        assert_eq!(strict["properties"], loose["properties"]);
+        assert_eq!(
+            strict["required"],
+            serde_json::json!(["verdict", "summary", "findings"])
+        );
+        assert_eq!(strict["additionalProperties"], false);
+    }
 
     #[test]
     fn anything_but_a_json_object_is_unreadable() {

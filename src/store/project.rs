@@ -34,6 +34,11 @@ impl Project {
         self.root.join(".taskie/locks")
     }
 
+    /// Blocks in a row per session (SPEC §20).
+    pub fn blocks(&self) -> PathBuf {
+        self.root.join(".taskie/blocks")
+    }
+
     /// Session bindings (SPEC §17).
     pub fn sessions(&self) -> PathBuf {
         self.root.join(".taskie/sessions")

@@ -108,6 +108,7 @@ impl Gathered {
             tasks: &self.tasks,
             spent_usd: self.spent_usd,
             now: self.now,
+            host: &crate::model::host::CLAUDE,
         }
     }
 }

@@ -160,6 +160,12 @@ impl Project {
             .env_remove("CLAUDE_PROJECT_DIR")
             .env_remove("CLAUDE_CODE_SESSION_ID")
             .env_remove("TASKIE_REVIEW_TIMEOUT")
+            .env_remove("TASKIE_CLIENT")
+            .env_remove("TASKIE_BLOCK_CAP")
+            .env_remove("TASKIE_BLOCK_STYLE")
+            .env_remove("TASKIE_PLUGIN_ROOT")
+            .env_remove("CODEX_THREAD_ID")
+            .env_remove("GEMINI_PROJECT_DIR")
             .env("TASKIE_REVIEWER", self.reviewer_path())
             .env("TASKIE_CODEX", self.reviewer_dir().join("fake-codex"))
             .env("TASKIE_GEMINI", self.reviewer_dir().join("fake-gemini"));

@@ -1,0 +1,90 @@
+//! What the reviewers run with: the programs and the time limit from the environment,
+//! and the limits every run obeys.
+
+use crate::env::Var;
+use crate::model::reviewers::Kind;
+use std::ffi::OsString;
+use std::time::Duration;
+
+pub const DEFAULT_TIMEOUT_SECS: u64 = 1500;
+/// Enough for any real review; a runaway reviewer cannot exhaust memory.
+pub const STDOUT_LIMIT: usize = 32 * 1024 * 1024;
+pub const STDERR_LIMIT: usize = 1024 * 1024;
+/// The claude CLI retries a failing API for about three minutes by default; a review that
+/// cannot reach the API should fail within seconds, so the next stop is not held up.
+pub const CLI_MAX_RETRIES: &str = "2";
+/// Claude Code's variables for the session that runs the hook. A reviewer is a session of
+/// its own: it must not talk to the parent's socket or bind the parent's session.
+pub const PARENT_SESSION_VARS: [&str; 5] = [
+    "CLAUDECODE",
+    "CLAUDE_CODE_SESSION_ID",
+    "CLAUDE_CODE_CHILD_SESSION",
+    "CLAUDE_CODE_MESSAGING_SOCKET",
+    "CLAUDE_CODE_MESSAGING_TOKEN",
+];
+
+/// The variable naming a kind's program (its default is the program's usual name).
+pub fn program_var(kind: Kind) -> Var {
+    match kind {
+        Kind::Claude => Var::Reviewer,
+        Kind::Codex => Var::Codex,
+        Kind::Gemini => Var::Gemini,
+    }
+}
+
+/// The reviewer programs and the time limit, from the environment.
+#[derive(Debug, Clone)]
+pub struct Config {
+    /// The claude reviewer (`TASKIE_REVIEWER`).
+    pub program: OsString,
+    /// `TASKIE_CODEX`, `TASKIE_GEMINI` (SPEC §18).
+    pub codex: OsString,
+    pub gemini: OsString,
+    pub timeout: Duration,
+}
+
+impl Config {
+    /// `TASKIE_REVIEWER` and `TASKIE_REVIEW_TIMEOUT`; a bad timeout falls back to the
+    /// default with a warning, because a review should not be lost to a typo.
+    pub fn from_env(warn: &mut dyn FnMut(String)) -> Config {
+        let program_of = |kind: Kind| program_var(kind).get_or_default().unwrap_or_default();
+        let program = program_of(Kind::Claude);
+        let timeout = match crate::env::Var::ReviewTimeout
+            .raw()
+            .map(|v| v.to_string_lossy().into_owned())
+        {
+            None => Duration::from_secs(DEFAULT_TIMEOUT_SECS),
+            // try_from: a finite value too large for a Duration (above ~1.8e19 s) is out of
+            // range, not a panic.
+            Some(text) => match text
+                .trim()
+                .parse::<f64>()
+                .ok()
+                .filter(|s| *s > 0.0)
+                .map(Duration::try_from_secs_f64)
+            {
+                Some(Ok(timeout)) => timeout,
+                _ => {
+                    warn(format!(
+                        "TASKIE_REVIEW_TIMEOUT=\"{text}\" is not a positive number of seconds a timer can hold; using {DEFAULT_TIMEOUT_SECS}"
+                    ));
+                    Duration::from_secs(DEFAULT_TIMEOUT_SECS)
+                }
+            },
+        };
+        Config {
+            program,
+            codex: program_of(Kind::Codex),
+            gemini: program_of(Kind::Gemini),
+            timeout,
+        }
+    }
+
+    pub fn program(&self, kind: Kind) -> &OsString {
+        match kind {
+            Kind::Claude => &self.program,
+            Kind::Codex => &self.codex,
+            Kind::Gemini => &self.gemini,
+        }
+    }
+}
