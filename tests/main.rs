@@ -21,5 +21,6 @@ mod reviewers;
 mod security;
 mod sessions;
 mod snapshots;
+mod texts;
 mod vendors_e2e;
 mod workflow;
