@@ -59,3 +59,36 @@ fn a_runtime_directory_the_user_made_is_left_as_it_is() {
     p.run_taskie(&["state", "set", "tdd=true"]).ok();
     assert!(!p.root().join(".taskie/locks/.gitignore").exists());
 }
+
+#[test]
+fn status_names_each_task_by_its_title_and_json_carries_it() {
+    let p = Project::new().plan("p");
+    std::fs::write(
+        p.plan_dir().join("tasks.md"),
+        "| Id | Status | Task |\n|----|--------|------|\n\
+         | 1 | done | Parse the task table |\n\
+         | 2 | in progress | Show each task's title in `taskie status`, however long the title is, cut to fit |\n\
+         | 10 | pending | |\n",
+    )
+    .unwrap();
+    for n in [1, 2, 10] {
+        std::fs::write(p.plan_dir().join(format!("task-{n}.md")), "# Task\n").unwrap();
+    }
+    p.run_taskie(&["init", "p"]).ok();
+    p.run_taskie(&["state", "set", "current_task=2"]).ok();
+    let text = p.run_taskie(&["status"]).ok().to_owned();
+    assert!(
+        text.lines().all(|l| l.chars().count() <= 80),
+        "every line fits 80 columns:\n{text}"
+    );
+    crate::snapshots::check(&p, "status_task_titles", &text);
+    let v = p.taskie_json(&["status", "--json"]);
+    let titles: Vec<&str> = v["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["title"].as_str().unwrap())
+        .collect();
+    assert_eq!(titles[0], "Parse the task table");
+    assert_eq!(titles[2], "");
+}

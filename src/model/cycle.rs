@@ -328,6 +328,7 @@ mod tests {
                 .map(|(id, s)| TaskRow {
                     id: id.to_string(),
                     status: s.to_string(),
+                    title: String::new(),
                 })
                 .collect()
         };
@@ -364,6 +365,7 @@ mod tests {
             &[TaskRow {
                 id: "1".into(),
                 status: "done".into(),
+                title: String::new(),
             }],
             5,
         );
