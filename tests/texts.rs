@@ -49,7 +49,10 @@ fn a_git_add_of_everything_leaves_taskies_runtime_files_out() {
         );
     }
     assert!(staged.contains(".taskie/plans/p/plan.md"), "{staged}");
-    assert!(staged.contains(".taskie/plans/p/plan-review-1.md"), "{staged}");
+    assert!(
+        staged.contains(".taskie/plans/p/plan-review-1.md"),
+        "{staged}"
+    );
 }
 
 #[test]

@@ -86,9 +86,8 @@ pub fn parse(content: &str) -> Result<Vec<TaskRow>, TasksError> {
     let id_col = find(|h| h == "id" || h == "#").unwrap_or(0);
     let status_col = find(|h| h == "status").unwrap_or(1);
     // The task's name: a column headed like one, else the first other column.
-    let title_col = find(|h| TITLE_HEADERS.contains(&h)).or_else(|| {
-        (0..header.len()).find(|i| *i != id_col && *i != status_col)
-    });
+    let title_col = find(|h| TITLE_HEADERS.contains(&h))
+        .or_else(|| (0..header.len()).find(|i| *i != id_col && *i != status_col));
 
     // Row 2 is the separator; later separator-looking (or all-blank) rows are layout, not tasks.
     let tasks: Vec<TaskRow> = rows[2..]
@@ -162,9 +161,8 @@ mod tests {
 
     #[test]
     fn the_title_comes_from_a_title_like_column_else_the_first_other_one() {
-        let titles = |md: &str| -> Vec<String> {
-            parse(md).unwrap().into_iter().map(|r| r.title).collect()
-        };
+        let titles =
+            |md: &str| -> Vec<String> { parse(md).unwrap().into_iter().map(|r| r.title).collect() };
         assert_eq!(
             titles("| Id | Status | **Task** |\n|-|-|-|\n| 1 | done | Write the parser |\n"),
             ["Write the parser"]
@@ -179,7 +177,10 @@ mod tests {
     #[test]
     fn simple_table_parses_in_order() {
         let md = "| Id | Title | Status |\n|---|---|---|\n| 1 | A | done |\n| 2 | B | pending |\n";
-        assert_eq!(untitled(md), Ok(vec![row("1", "done"), row("2", "pending")]));
+        assert_eq!(
+            untitled(md),
+            Ok(vec![row("1", "done"), row("2", "pending")])
+        );
     }
 
     #[test]
@@ -236,7 +237,10 @@ mod tests {
     #[test]
     fn trailing_pipe_is_optional() {
         let md = "| Id | Status\n|---|---\n| 1 | done\n| 2 | pending |\n";
-        assert_eq!(untitled(md), Ok(vec![row("1", "done"), row("2", "pending")]));
+        assert_eq!(
+            untitled(md),
+            Ok(vec![row("1", "done"), row("2", "pending")])
+        );
     }
 
     #[test]
@@ -248,7 +252,10 @@ mod tests {
     #[test]
     fn later_separator_rows_are_skipped() {
         let md = "| Id | Status |\n|---|---|\n| 1 | done |\n| :-- | --: |\n| 2 | pending |\n";
-        assert_eq!(untitled(md), Ok(vec![row("1", "done"), row("2", "pending")]));
+        assert_eq!(
+            untitled(md),
+            Ok(vec![row("1", "done"), row("2", "pending")])
+        );
     }
 
     #[test]

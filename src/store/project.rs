@@ -57,7 +57,8 @@ impl Project {
 /// `sessions` under `.taskie/`): their files are this machine's, not the project's, and
 /// a `git add -A` must not commit them. An ignore file inside the directory covers it
 /// (and itself) without touching the user's own `.gitignore`.
-pub const RUNTIME_IGNORE: &str = "# Written by Taskie: this directory holds runtime files, not project history.\n*\n";
+pub const RUNTIME_IGNORE: &str =
+    "# Written by Taskie: this directory holds runtime files, not project history.\n*\n";
 
 /// Creates a runtime directory (and its parents) like `create_dir_all`, writing
 /// [`RUNTIME_IGNORE`] as its `.gitignore` when this call created it. An existing
