@@ -62,22 +62,25 @@ pub const RUNTIME_IGNORE: &str =
 
 /// Creates a runtime directory (and its parents) like `create_dir_all`, writing
 /// [`RUNTIME_IGNORE`] as its `.gitignore` when this call created it. An existing
-/// directory is left as it is: the user may have chosen to commit it.
+/// directory is left as it is: the user may have chosen to commit it. The ignore file
+/// is a courtesy: failing to write it (a full disk) never fails what needed the directory.
 pub fn create_runtime_dir(dir: &Path) -> std::io::Result<()> {
     if dir.is_dir() {
         return Ok(());
     }
     fs_err::create_dir_all(dir)?;
     // create_new: never overwrite, and never follow a link planted in its place.
-    match std::fs::OpenOptions::new()
+    let path = dir.join(".gitignore");
+    if let Ok(mut f) = std::fs::OpenOptions::new()
         .write(true)
         .create_new(true)
-        .open(dir.join(".gitignore"))
+        .open(&path)
+        && std::io::Write::write_all(&mut f, RUNTIME_IGNORE.as_bytes()).is_err()
     {
-        Ok(mut f) => std::io::Write::write_all(&mut f, RUNTIME_IGNORE.as_bytes()),
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(()),
-        Err(e) => Err(e),
+        // A cut-off rule could ignore too little or too much: better none.
+        let _ = std::fs::remove_file(&path);
     }
+    Ok(())
 }
 
 /// The project containing `start` (SPEC §5 step 4): the nearest directory from `start`
