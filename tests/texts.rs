@@ -107,8 +107,11 @@ fn fake_cargo(dir: &std::path::Path) -> std::ffi::OsString {
     let bin = dir.join("fake-bin");
     std::fs::create_dir_all(&bin).unwrap();
     let script = bin.join("cargo");
-    std::fs::write(&script, "#!/bin/sh\necho \"cargo $*\" >> \"$(dirname \"$0\")/calls\"\n")
-        .unwrap();
+    std::fs::write(
+        &script,
+        "#!/bin/sh\necho \"cargo $*\" >> \"$(dirname \"$0\")/calls\"\n",
+    )
+    .unwrap();
     use std::os::unix::fs::PermissionsExt;
     std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
     let path = std::env::var_os("PATH").unwrap_or_default();
@@ -162,11 +165,47 @@ fn pack_sh_says_what_it_does_on_stderr_and_prints_only_paths_on_stdout() {
     // The fake cargo builds nothing, so packing stops at the missing binary; what counts
     // is that the build was announced before it started.
     assert!(
-        stderr.starts_with(
-            "pack.sh: building the release binaries for x86_64-unknown-linux-gnu"
-        ),
+        stderr.starts_with("pack.sh: building the release binaries for x86_64-unknown-linux-gnu"),
         "{stderr}"
     );
     assert!(stderr.contains("is missing"), "{stderr}");
-    assert_eq!(String::from_utf8_lossy(&out.stdout), "", "stdout is for paths only");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "",
+        "stdout is for paths only"
+    );
+}
+
+#[test]
+fn the_readme_installs_from_release_tarballs_named_as_pack_sh_names_them() {
+    let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
+    let pack = std::fs::read_to_string(repo().join("dist/npm/pack.sh")).unwrap();
+    let install =
+        &readme[readme.find("## Install").unwrap()..readme.find("## The two commands").unwrap()];
+    assert!(
+        install
+            .contains("npm install -g ./taskie-linux-x64-gnu-<version>.tgz ./taskie-<version>.tgz"),
+        "{install}"
+    );
+    assert!(
+        install.contains("--offline"),
+        "the offline advice: {install}"
+    );
+    // Every platform the README names is one pack.sh packs, and the other way round.
+    let suffixes: Vec<&str> = pack
+        .lines()
+        .filter(|l| l.contains("-unknown-linux-") || l.contains("-apple-darwin"))
+        .filter_map(|l| l.split_whitespace().nth(1))
+        .collect();
+    assert_eq!(suffixes.len(), 6, "{suffixes:?}");
+    for s in suffixes {
+        assert!(
+            install.contains(&format!("`{s}`")),
+            "{s} missing from the README"
+        );
+    }
+    assert!(
+        readme.contains("about 865 MB"),
+        "the README warns of the end-to-end tests' first download"
+    );
 }
