@@ -126,7 +126,11 @@ pub fn serve() -> ! {
             Err(_) => break false,
         }
     };
-    if !dismissed {
+    // Only a group this process leads, as the hook starts it: started by hand from a
+    // shell or a script, where it is not a group leader, it must not take the caller's
+    // group down with it.
+    let leader = rustix::process::getpgrp() == rustix::process::getpid();
+    if !dismissed && leader {
         // Our own group: the reviewer and everything it started, and this process.
         let _ = rustix::process::kill_process_group(
             rustix::process::getpgrp(),
