@@ -398,3 +398,104 @@ fn gemini_project_dir_is_the_ceiling_when_claude_project_dir_is_not_set() {
     // Without the ceiling the enclosing project is found.
     assert!(p.run_hook(event).is_block());
 }
+
+// Packaging: one repository is the Claude Code plugin, a Codex plugin and a Gemini
+// extension; what Codex and Gemini read is generated from actions/*.md.
+
+fn actions() -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(repo().join("actions"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter_map(|n| n.strip_suffix(".md").map(str::to_owned))
+        .collect();
+    names.sort();
+    names
+}
+
+fn json_file(rel: &str) -> Value {
+    let text = std::fs::read_to_string(repo().join(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{rel}: {e}"))
+}
+
+#[test]
+fn the_generated_codex_and_gemini_files_are_up_to_date_with_the_actions() {
+    let out = std::process::Command::new("sh")
+        .arg(repo().join("dist/hosts/generate.sh"))
+        .arg("--check")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn every_action_is_a_codex_skill_and_a_gemini_command() {
+    let names = actions();
+    assert_eq!(names.len(), 18);
+    for a in &names {
+        let skill = std::fs::read_to_string(repo().join(format!("codex/skills/{a}/SKILL.md")))
+            .unwrap_or_else(|e| panic!("{a}: {e}"));
+        assert!(
+            skill.starts_with(&format!("---\nname: {a}\ndescription: \"")),
+            "{a}"
+        );
+        assert!(
+            !skill.contains("$ARGUMENTS") && !skill.contains("${CLAUDE_PLUGIN_ROOT}"),
+            "{a}"
+        );
+        assert!(
+            !skill.contains("/taskie:"),
+            "{a}: Codex has no slash commands of ours"
+        );
+        let command =
+            std::fs::read_to_string(repo().join(format!("commands/taskie/{a}.toml"))).unwrap();
+        assert!(command.contains("\ndescription = \""), "{a}");
+        assert!(
+            command.contains("\nprompt = '''\n") && command.ends_with("'''\n"),
+            "{a}"
+        );
+        assert!(
+            !command.contains("$ARGUMENTS") && !command.contains("${CLAUDE_PLUGIN_ROOT}"),
+            "{a}"
+        );
+    }
+}
+
+#[test]
+fn the_codex_and_gemini_manifests_carry_the_plugins_name_and_version() {
+    let claude = json_file(".claude-plugin/plugin.json");
+    let codex = json_file(".codex-plugin/plugin.json");
+    let gemini = json_file("gemini-extension.json");
+    for m in [&codex, &gemini] {
+        assert_eq!(m["name"], claude["name"]);
+        assert_eq!(m["version"], claude["version"]);
+    }
+    assert_eq!(codex["skills"], "./codex/skills/");
+    assert_eq!(codex["hooks"], "./hooks/hooks.json");
+}
+
+#[test]
+fn gemini_runs_the_same_launcher_on_after_agent_with_its_timeout_in_milliseconds() {
+    let hooks = json_file("hooks/hooks.json");
+    let stop = &hooks["hooks"]["Stop"][0]["hooks"][0];
+    let after = &hooks["hooks"]["AfterAgent"][0]["hooks"][0];
+    assert_eq!(after["type"], "command");
+    // Gemini reads milliseconds: the same 30 minutes as Stop's 1800 seconds.
+    assert_eq!(
+        after["timeout"].as_u64().unwrap(),
+        stop["timeout"].as_u64().unwrap() * 1000
+    );
+    assert_eq!(
+        after["command"]
+            .as_str()
+            .unwrap()
+            .replace("${extensionPath}", "ROOT"),
+        stop["command"]
+            .as_str()
+            .unwrap()
+            .replace("${CLAUDE_PLUGIN_ROOT}", "ROOT")
+    );
+}
