@@ -16,6 +16,7 @@ mod hook;
 mod hosts;
 mod kill_soak;
 mod loop_safety;
+mod pause;
 mod properties;
 mod reviewer;
 mod reviewers;

@@ -6,6 +6,7 @@ use crate::commands::Invocation;
 use crate::error::Error;
 use crate::model::cycle::{self, MAX_REVIEW_FAILURES};
 use crate::model::facts::Facts;
+use crate::model::pause;
 use crate::model::phase::{Phase, Review};
 use crate::model::plan_file;
 use crate::model::plan_file::PlanFile;
@@ -44,6 +45,19 @@ pub struct Report {
     /// The review the hook is running now, as it announced it in the plan lock file.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub running: Option<Running>,
+    /// A reviewer's usage-limit pause (SPEC §22), while it lasts.
+    pub paused: Option<Paused>,
+}
+
+/// A usage-limit pause still in force.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Paused {
+    /// RFC 3339, as state.json holds it.
+    pub until: String,
+    /// Who hit the limit and what it said.
+    pub by: Option<String>,
+    /// The time as people read it, with what is left.
+    pub when: String,
 }
 
 /// The spend of the current (or just passed) cycle and of the whole plan.
@@ -110,6 +124,8 @@ pub enum CycleStatus {
     PostReviewOwed,
     /// The hook will not run another review until a human decides.
     HardStop,
+    /// A reviewer's usage limit: the review runs at the first stop after it resets.
+    Paused,
     /// max_reviews is 0: the hook moves past the review without running it.
     ReviewsDisabled,
     /// The cycle ended; the plan has moved on.
@@ -122,6 +138,7 @@ impl CycleStatus {
             CycleStatus::ReviewDue => "review due at the next stop",
             CycleStatus::PostReviewOwed => "post-review owed",
             CycleStatus::HardStop => "HARD STOP",
+            CycleStatus::Paused => "paused: a reviewer's usage limit",
             CycleStatus::ReviewsDisabled => "reviews disabled",
             CycleStatus::Passed => "passed",
         }
@@ -172,6 +189,8 @@ fn status_of(f: &Facts, s: &State, r: Review, k: u64) -> CycleStatus {
         CycleStatus::ReviewsDisabled
     } else if cycle::hard_stop(s, f.spent_usd).is_some() {
         CycleStatus::HardStop
+    } else if pause::is_paused(s.paused_until, f.now) {
+        CycleStatus::Paused
     } else {
         CycleStatus::ReviewDue
     }
@@ -285,6 +304,16 @@ pub fn build(
         errors: f.errors.iter().map(ToString::to_string).collect(),
         spend: SpendReport::default(),
         running: None,
+        paused: state.and_then(|s| {
+            let until = s
+                .paused_until
+                .filter(|u| pause::is_paused(Some(*u), f.now))?;
+            Some(Paused {
+                until: pause::stamp(until),
+                by: s.paused_by.clone(),
+                when: pause::when(until, f.now),
+            })
+        }),
     }
 }
 
@@ -327,6 +356,22 @@ pub fn human(r: &Report, p: &Paint) -> String {
     }
     if let Some(c) = &r.cycle {
         cycle_lines(&mut out, p, r, c);
+    }
+    if let Some(paused) = &r.paused {
+        let by = paused
+            .by
+            .as_deref()
+            .map(|b| format!(" ({b})"))
+            .unwrap_or_default();
+        line(
+            &mut out,
+            p,
+            "Paused",
+            &p.yellow(&format!(
+                "until {}{by}: no reviewer runs before then; `taskie resume --plan {}` lifts the pause",
+                paused.when, r.plan
+            )),
+        );
     }
     spend_line(&mut out, p, &r.spend);
     tasks_lines(&mut out, p, r);
@@ -584,6 +629,7 @@ mod tests {
             files: &files,
             tasks: &tasks,
             spent_usd: 0.0,
+            now: 0,
             host: &crate::model::host::CLAUDE,
         };
         build(&f, ".taskie/plans/p", &v, diag)

@@ -354,7 +354,7 @@ fn run_plan(event: &Event, project: &Project, plan: String, host: &Host) -> Fini
                     task: due.base.current_task.filter(|_| due.review == Review::Code),
                     iteration: due.iteration,
                     processes: run.reviews,
-                    reviewed: !matches!(run.reviewed, Reviewed::Failed { .. }),
+                    reviewed: matches!(run.reviewed, Reviewed::Verdict { .. }),
                     verdict: outcome.record.verdict,
                     advanced: outcome.record.path == Branch::Advanced,
                     spend: &run.spend,

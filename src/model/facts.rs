@@ -21,6 +21,8 @@ pub struct Facts<'a> {
     /// What the plan's logged reviews cost (SPEC §18); read only when state.json sets a
     /// budget, 0 otherwise.
     pub spent_usd: f64,
+    /// Now, in Unix seconds: whether a usage-limit pause is over (SPEC §22).
+    pub now: i64,
     /// The client the hook answers and where its plugin is (SPEC §20): how the texts
     /// name an action.
     pub host: &'a Host,
@@ -49,6 +51,7 @@ pub struct FactsBuilder {
     files: Vec<String>,
     tasks: Vec<TaskRow>,
     spent_usd: f64,
+    now: i64,
 }
 
 impl FactsBuilder {
@@ -62,6 +65,7 @@ impl FactsBuilder {
             files: Vec::new(),
             tasks: Vec::new(),
             spent_usd: 0.0,
+            now: 0,
         }
     }
 
@@ -109,6 +113,11 @@ impl FactsBuilder {
         self
     }
 
+    pub fn now(mut self, unix: i64) -> FactsBuilder {
+        self.now = unix;
+        self
+    }
+
     pub fn spent(mut self, usd: f64) -> FactsBuilder {
         self.spent_usd = usd;
         self
@@ -128,6 +137,7 @@ impl FactsBuilder {
             files: &self.files,
             tasks: &self.tasks,
             spent_usd: self.spent_usd,
+            now: self.now,
             host: &host::CLAUDE,
         }
     }
