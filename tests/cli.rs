@@ -46,9 +46,9 @@ fn status_json_reports_every_part_of_the_plan() {
     assert_eq!(
         v["tasks"],
         json!([
-            {"id": "1", "status": "done", "finished": true, "current": false},
-            {"id": "2", "status": "in progress", "finished": false, "current": true},
-            {"id": "3", "status": "pending", "finished": false, "current": false},
+            {"id": "1", "title": "Task 1", "status": "done", "finished": true, "current": false},
+            {"id": "2", "title": "Task 2", "status": "in progress", "finished": false, "current": true},
+            {"id": "3", "title": "Task 3", "status": "pending", "finished": false, "current": false},
         ])
     );
     let r = &v["reviews"];

@@ -23,5 +23,6 @@ mod reviewers;
 mod security;
 mod sessions;
 mod snapshots;
+mod texts;
 mod vendors_e2e;
 mod workflow;

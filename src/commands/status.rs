@@ -148,6 +148,8 @@ impl CycleStatus {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct TaskLine {
     pub id: String,
+    /// From tasks.md's title column; empty when it has none.
+    pub title: String,
     pub status: String,
     pub finished: bool,
     pub current: bool,
@@ -227,6 +229,7 @@ pub fn build(
         .iter()
         .map(|t| TaskLine {
             id: t.id.clone(),
+            title: t.title.clone(),
             status: t.status.clone(),
             finished: t.is_finished(),
             current: current.is_some() && t.number() == current,
@@ -490,26 +493,47 @@ fn tasks_lines(out: &mut String, p: &Paint, r: &Report) {
         "Tasks",
         &format!("{done}/{} finished", r.tasks.len()),
     );
+    // Columns: id, status, title, each as wide as its longest entry (within limits), so
+    // the titles line up and a line fits the report's width.
+    let id_of = |t: &TaskLine| clip(&t.id, 8);
+    let status_of = |t: &TaskLine| {
+        if t.status.is_empty() {
+            "(no status)".to_string()
+        } else {
+            clip(&t.status, 16)
+        }
+    };
+    let width = |f: &dyn Fn(&TaskLine) -> String| {
+        r.tasks
+            .iter()
+            .map(|t| f(t).chars().count())
+            .max()
+            .unwrap_or(0)
+    };
+    let (id_w, status_w) = (width(&id_of), width(&status_of));
+    let current_mark = "  ← current";
+    // "  [ ] " + id + "  " + status + "  " + title (+ the current marker).
+    let room = WIDTH
+        .saturating_sub(6 + id_w + 2 + status_w + 2 + current_mark.chars().count())
+        .max(12);
     for t in &r.tasks {
         let mark = if t.finished {
             p.green("[x]")
         } else {
             p.yellow("[ ]")
         };
-        let status = if t.status.is_empty() {
-            "(no status)".to_string()
-        } else {
-            clip(&t.status, 48)
-        };
         let current = if t.current {
-            p.bold("  ← current")
+            p.bold(current_mark)
         } else {
             String::new()
         };
-        out.push_str(&format!(
-            "  {mark} {:<8} {status}{current}\n",
-            clip(&t.id, 8)
-        ));
+        let row = format!(
+            "{:<id_w$}  {:<status_w$}  {}",
+            id_of(t),
+            status_of(t),
+            clip(&t.title, room)
+        );
+        out.push_str(&format!("  {mark} {}{current}\n", row.trim_end()));
     }
 }
 
@@ -614,10 +638,12 @@ mod tests {
             TaskRow {
                 id: "1".into(),
                 status: "done".into(),
+                title: String::new(),
             },
             TaskRow {
                 id: "2".into(),
                 status: "in progress".into(),
+                title: String::new(),
             },
         ];
         let v: Vec<(u64, String)> = verdicts.iter().map(|(i, v)| (*i, v.to_string())).collect();

@@ -336,6 +336,7 @@ mod tests {
                 .map(|(id, s)| TaskRow {
                     id: id.to_string(),
                     status: s.to_string(),
+                    title: String::new(),
                 })
                 .collect()
         };
@@ -372,6 +373,7 @@ mod tests {
             &[TaskRow {
                 id: "1".into(),
                 status: "done".into(),
+                title: String::new(),
             }],
             5,
         );

@@ -93,6 +93,7 @@ impl FactsBuilder {
             .map(|(id, status)| TaskRow {
                 id: id.to_string(),
                 status: status.to_string(),
+                title: String::new(),
             })
             .collect();
         self
