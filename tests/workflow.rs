@@ -319,9 +319,12 @@ fn stop_hook() -> Value {
     assert_eq!(stop.len(), 1, "one Stop matcher group");
     let inner = stop[0]["hooks"].as_array().expect("its hooks");
     assert_eq!(inner.len(), 1, "one Stop hook");
-    assert!(
-        hooks["hooks"].as_object().unwrap().len() == 1,
-        "Taskie hooks only Stop (SubagentStop would only be allowed anyway)"
+    let events: Vec<&String> = hooks["hooks"].as_object().unwrap().keys().collect();
+    assert_eq!(
+        events,
+        ["Stop", "AfterAgent"],
+        "Taskie hooks only the stop of Claude Code and Codex, and Gemini's AfterAgent \
+         (SubagentStop would only be allowed anyway)"
     );
     inner[0].clone()
 }
