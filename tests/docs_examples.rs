@@ -20,7 +20,6 @@ fn project() -> Project {
 }
 
 fn tasks(p: Project) -> Project {
-    let p = p;
     std::fs::write(
         p.plan_dir().join("tasks.md"),
         "| Id | Status | Title |\n|----|--------|-------|\n\
@@ -107,10 +106,7 @@ fn scenario(name: &str) -> Project {
         "stray-file" => project().state(due("plan-review")).file("notes.md", "x\n"),
         "plan-review-due" => project().state(due("plan-review")),
         "no-state" => project(),
-        "create-tasks-due" => {
-            let p = tasks(plan_review_passed());
-            p
-        }
+        "create-tasks-due" => tasks(plan_review_passed()),
         "complete" => tasks(project()).state(json!({"phase": "complete", "next_phase": null,
             "phase_iteration": 1, "max_reviews": 3, "review_model": "sonnet"})),
         other => panic!("{DOC}: no scenario named {other:?}"),
