@@ -214,3 +214,73 @@ fn every_console_example_in_the_commands_doc_is_what_the_commands_print() {
         wrong.join("\n\n")
     );
 }
+
+/// Every `src/…`, `tests/…`, `docs/…`, `examples/…` or `dist/…` file named in the docs,
+/// the README or a source comment exists, so a moved file cannot leave a pointer to
+/// nowhere. `a/{b,c}.rs` names both files.
+#[test]
+fn every_file_the_docs_and_comments_name_exists() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut texts: Vec<(std::path::PathBuf, String)> = Vec::new();
+    let mut dirs = vec![root.join("docs"), root.join("src"), root.join("tests")];
+    texts.push((
+        root.join("README.md"),
+        std::fs::read_to_string(root.join("README.md")).unwrap(),
+    ));
+    while let Some(dir) = dirs.pop() {
+        for e in std::fs::read_dir(&dir).unwrap().flatten() {
+            let path = e.path();
+            if path.is_dir() {
+                if !path.ends_with("tests/snapshots") && !path.ends_with("tests/corpus") {
+                    dirs.push(path);
+                }
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).unwrap_or_default();
+            match path.extension().and_then(|x| x.to_str()) {
+                Some("md") => texts.push((path, text)),
+                // In code, only comments name files for people.
+                Some("rs") => {
+                    let comments: Vec<&str> = text
+                        .lines()
+                        .filter_map(|l| l.split_once("//").map(|(_, c)| c))
+                        .collect();
+                    texts.push((path, comments.join("\n")));
+                }
+                _ => {}
+            }
+        }
+    }
+    let named =
+        regex::Regex::new(r"\b(?:src|tests|docs|examples|dist)/[A-Za-z0-9_./-]*(?:\{[a-z_,]+\})?[A-Za-z0-9_./-]*\.(?:rs|md|sh|js)\b")
+            .unwrap();
+    let braces = regex::Regex::new(r"\{([a-z_,]+)\}").unwrap();
+    let mut missing = Vec::new();
+    for (file, text) in &texts {
+        for m in named.find_iter(text) {
+            let name = m.as_str();
+            let names: Vec<String> = match braces.captures(name) {
+                Some(c) => c[1]
+                    .split(',')
+                    .map(|part| name.replace(&c[0], part))
+                    .collect(),
+                None => vec![name.to_string()],
+            };
+            for n in names {
+                if !root.join(&n).exists() {
+                    missing.push(format!(
+                        "{} names {n}",
+                        file.strip_prefix(root).unwrap().display()
+                    ));
+                }
+            }
+        }
+    }
+    missing.sort();
+    missing.dedup();
+    assert!(
+        missing.is_empty(),
+        "files named but missing:\n{}",
+        missing.join("\n")
+    );
+}
