@@ -5,6 +5,47 @@
 
 use serde::{Deserialize, Serialize};
 
+/// What a reviewer said about the ledger's findings: ids whose fix it confirmed, and ids
+/// it found not fixed.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Verified {
+    pub resolved: Vec<String>,
+    pub reopened: Vec<String>,
+}
+
+impl Verified {
+    /// From a review written as text (gemini, or a review file): lines
+    /// `RESOLVED: F1, F2` and `REOPENED: F3`, case and decoration tolerated.
+    pub fn from_text(text: &str) -> Verified {
+        let ids = |key: &str| -> Vec<String> {
+            text.lines()
+                .filter_map(|l| {
+                    let l = l.trim().trim_start_matches(['-', '*', '#', ' ', '`']);
+                    let head = l.get(..key.len())?;
+                    head.eq_ignore_ascii_case(key).then(|| l[key.len()..].to_string())
+                })
+                .flat_map(|rest| {
+                    rest.split([',', ' ', ';'])
+                        .map(|w| w.trim_matches(|c: char| !c.is_ascii_alphanumeric()).to_string())
+                        .filter(|w| is_id(w))
+                        .collect::<Vec<_>>()
+                })
+                .collect()
+        };
+        Verified {
+            resolved: ids("RESOLVED:"),
+            reopened: ids("REOPENED:"),
+        }
+    }
+}
+
+/// `F` and a number.
+fn is_id(w: &str) -> bool {
+    w.len() > 1
+        && w.starts_with(['F', 'f'])
+        && w[1..].bytes().all(|b| b.is_ascii_digit())
+}
+
 /// Where a finding stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -259,9 +300,12 @@ fn answer_line(text: &str, id: &str) -> Option<String> {
 /// An answer that declines the finding.
 fn dismisses(answer: &str) -> bool {
     let a = answer.to_lowercase().replace('\u{2019}', "'");
-    ["won't fix", "wont fix", "will not fix", "not fixing", "dismiss", "not a problem", "disagree"]
+    ["won't fix", "wont fix", "will not fix", "not fixing", "not fixed"]
         .iter()
-        .any(|k| a.starts_with(k) || a.contains(&format!("({k}")) || a.contains(k))
+        .any(|k| a.contains(k))
+        || ["dismiss", "disagree", "not a problem"]
+            .iter()
+            .any(|k| a.starts_with(k))
 }
 
 #[cfg(test)]
@@ -339,6 +383,14 @@ mod tests {
         assert!(p.contains("  - F2 [dismissed] Typo — agent: won't fix — intended\n"), "{p}");
         assert!(p.contains("`resolved`") && p.contains("`reopened`") && p.contains("in this one review"));
         assert_eq!(l.for_prompt("plan-review", None, 1), "");
+    }
+
+    #[test]
+    fn a_text_review_names_resolved_and_reopened_ids_on_their_own_lines() {
+        let v = Verified::from_text("## Review\n\n**RESOLVED:** F1, F3\nReopened: `F2` (still no test)\nF9 is mentioned here\nVERDICT: FAIL\n");
+        assert_eq!(v.resolved, ["F1", "F3"]);
+        assert_eq!(v.reopened, ["F2"]);
+        assert_eq!(Verified::from_text("nothing"), Verified::default());
     }
 
     #[test]
