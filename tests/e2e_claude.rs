@@ -270,10 +270,14 @@ fn the_second_review_of_a_cycle_sees_the_first_ones_findings_and_the_agents_answ
     };
     let reason = hook_stop(&p, &api, home.path()).reason();
     assert!(
-        reason.contains("- F1: Step 2 has no test") && reason.contains("Answer each finding by its id"),
+        reason.contains("- F1: Step 2 has no test")
+            && reason.contains("Answer each finding by its id"),
         "{reason}"
     );
-    assert!(p.read("plan-review-1.md").contains("> - F1: Step 2 has no test"));
+    assert!(
+        p.read("plan-review-1.md")
+            .contains("> - F1: Step 2 has no test")
+    );
     std::fs::write(
         p.plan_dir().join("plan-post-review-1.md"),
         "# Post-review\n\nF1: fixed — step 2 now has a test in plan.md\n",
@@ -289,7 +293,9 @@ fn the_second_review_of_a_cycle_sees_the_first_ones_findings_and_the_agents_answ
         .expect("review 2 ran")
         .first_user_text();
     assert!(
-        prompt.contains("- F1 [fixed] Step 2 has no test — agent: fixed — step 2 now has a test in plan.md"),
+        prompt.contains(
+            "- F1 [fixed] Step 2 has no test — agent: fixed — step 2 now has a test in plan.md"
+        ),
         "{prompt}"
     );
     assert!(prompt.contains("Verify every `fixed` finding"), "{prompt}");

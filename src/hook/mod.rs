@@ -363,7 +363,10 @@ fn run_plan(event: &Event, project: &Project, plan: String, host: &Host) -> Fini
                 write_findings(&dir, &ledger);
                 let _ = reviewer::ids_header(&dir.join(&due.review_file), &added);
                 // The block text quotes the findings with their ids.
-                *findings = added.iter().map(|(id, text)| format!("{id}: {text}")).collect();
+                *findings = added
+                    .iter()
+                    .map(|(id, text)| format!("{id}: {text}"))
+                    .collect();
             }
             let mut outcome = decide::conclude(&facts, &due, &run.reviewed);
             if !unanswered.is_empty() {
@@ -499,6 +502,9 @@ fn write_findings(dir: &std::path::Path, ledger: &crate::model::findings::Ledger
     }
     let path = dir.join(crate::model::plan_file::FINDINGS_FILE);
     if let Err(e) = atomic::write(&path, ledger.to_json().as_bytes()) {
-        eprintln!("taskie-hook: could not write the findings ledger {}: {e}", path.display());
+        eprintln!(
+            "taskie-hook: could not write the findings ledger {}: {e}",
+            path.display()
+        );
     }
 }

@@ -22,11 +22,15 @@ impl Verified {
                 .filter_map(|l| {
                     let l = l.trim().trim_start_matches(['-', '*', '#', ' ', '`']);
                     let head = l.get(..key.len())?;
-                    head.eq_ignore_ascii_case(key).then(|| l[key.len()..].to_string())
+                    head.eq_ignore_ascii_case(key)
+                        .then(|| l[key.len()..].to_string())
                 })
                 .flat_map(|rest| {
                     rest.split([',', ' ', ';'])
-                        .map(|w| w.trim_matches(|c: char| !c.is_ascii_alphanumeric()).to_string())
+                        .map(|w| {
+                            w.trim_matches(|c: char| !c.is_ascii_alphanumeric())
+                                .to_string()
+                        })
                         .filter(|w| is_id(w))
                         .collect::<Vec<_>>()
                 })
@@ -41,9 +45,7 @@ impl Verified {
 
 /// `F` and a number.
 fn is_id(w: &str) -> bool {
-    w.len() > 1
-        && w.starts_with(['F', 'f'])
-        && w[1..].bytes().all(|b| b.is_ascii_digit())
+    w.len() > 1 && w.starts_with(['F', 'f']) && w[1..].bytes().all(|b| b.is_ascii_digit())
 }
 
 /// Where a finding stands.
@@ -193,7 +195,12 @@ impl Ledger {
     /// The agent's post-review `text` answers open findings, one line each starting with
     /// the id: `F2: fixed — …` or `F3: won't fix — …`. Returns the open ids it left
     /// unanswered.
-    pub fn record_post_review(&mut self, review: &str, task: Option<u64>, text: &str) -> Vec<String> {
+    pub fn record_post_review(
+        &mut self,
+        review: &str,
+        task: Option<u64>,
+        text: &str,
+    ) -> Vec<String> {
         let Some(cycle) = self
             .cycles
             .iter_mut()
@@ -203,7 +210,11 @@ impl Ledger {
             return Vec::new();
         };
         let mut unanswered = Vec::new();
-        for f in cycle.findings.iter_mut().filter(|f| f.status == Status::Open) {
+        for f in cycle
+            .findings
+            .iter_mut()
+            .filter(|f| f.status == Status::Open)
+        {
             match answer_line(text, &f.id) {
                 Some(answer) => {
                     f.status = if dismisses(&answer) {
@@ -284,7 +295,9 @@ fn answer_line(text: &str, id: &str) -> Option<String> {
             .trim_start()
             .trim_start_matches(['-', '*', '+', '#', '>', ' ', '|', '`', '['])
             .trim_start();
-        let rest = l.get(..id.len()).filter(|head| head.eq_ignore_ascii_case(id))?;
+        let rest = l
+            .get(..id.len())
+            .filter(|head| head.eq_ignore_ascii_case(id))?;
         let after = &l[rest.len()..];
         // `F1` must not match `F12`.
         if after.starts_with(|c: char| c.is_ascii_digit()) {
@@ -293,16 +306,26 @@ fn answer_line(text: &str, id: &str) -> Option<String> {
         let answer = after
             .trim_start_matches(['*', '`', ']', ':', ' ', '-', '—', '|', '.'])
             .trim();
-        Some(if answer.is_empty() { "answered".into() } else { answer.into() })
+        Some(if answer.is_empty() {
+            "answered".into()
+        } else {
+            answer.into()
+        })
     })
 }
 
 /// An answer that declines the finding.
 fn dismisses(answer: &str) -> bool {
     let a = answer.to_lowercase().replace('\u{2019}', "'");
-    ["won't fix", "wont fix", "will not fix", "not fixing", "not fixed"]
-        .iter()
-        .any(|k| a.contains(k))
+    [
+        "won't fix",
+        "wont fix",
+        "will not fix",
+        "not fixing",
+        "not fixed",
+    ]
+    .iter()
+    .any(|k| a.contains(k))
         || ["dismiss", "disagree", "not a problem"]
             .iter()
             .any(|k| a.starts_with(k))
@@ -332,7 +355,14 @@ mod tests {
     #[test]
     fn post_reviews_answer_open_ids_and_unanswered_ones_are_reported() {
         let mut l = Ledger::default();
-        l.record_review("plan-review", None, 1, &s(&["No tests", "Typo", "Naming"]), &[], &[]);
+        l.record_review(
+            "plan-review",
+            None,
+            1,
+            &s(&["No tests", "Typo", "Naming"]),
+            &[],
+            &[],
+        );
         let post = "# Post-review\n\n- **F1**: fixed — added tests for the parser\n- F2: won't fix — the word is correct British spelling\n";
         assert_eq!(l.record_post_review("plan-review", None, post), ["F3"]);
         let c = l.cycle("plan-review", None).unwrap();
@@ -355,8 +385,19 @@ mod tests {
     fn reviewers_resolve_and_reopen_by_id_and_the_counts_follow() {
         let mut l = Ledger::default();
         l.record_review("tasks-review", None, 1, &s(&["A", "B", "C"]), &[], &[]);
-        l.record_post_review("tasks-review", None, "F1: fixed\nF2: fixed\nF3: won't fix, out of scope\n");
-        l.record_review("tasks-review", None, 2, &s(&["D"]), &s(&["F1"]), &s(&["f2"]));
+        l.record_post_review(
+            "tasks-review",
+            None,
+            "F1: fixed\nF2: fixed\nF3: won't fix, out of scope\n",
+        );
+        l.record_review(
+            "tasks-review",
+            None,
+            2,
+            &s(&["D"]),
+            &s(&["F1"]),
+            &s(&["f2"]),
+        );
         assert_eq!(
             l.counts("tasks-review", None),
             Counts {
@@ -377,17 +418,33 @@ mod tests {
     fn the_prompt_carries_each_finding_its_status_and_answer_with_the_instructions() {
         let mut l = Ledger::default();
         l.record_review("plan-review", None, 1, &s(&["No tests", "Typo"]), &[], &[]);
-        l.record_post_review("plan-review", None, "F1: fixed — added tests\nF2: won't fix — intended\n");
+        l.record_post_review(
+            "plan-review",
+            None,
+            "F1: fixed — added tests\nF2: won't fix — intended\n",
+        );
         let p = l.for_prompt("plan-review", None, 2);
-        assert!(p.contains("  - F1 [fixed] No tests — agent: fixed — added tests\n"), "{p}");
-        assert!(p.contains("  - F2 [dismissed] Typo — agent: won't fix — intended\n"), "{p}");
-        assert!(p.contains("`resolved`") && p.contains("`reopened`") && p.contains("in this one review"));
+        assert!(
+            p.contains("  - F1 [fixed] No tests — agent: fixed — added tests\n"),
+            "{p}"
+        );
+        assert!(
+            p.contains("  - F2 [dismissed] Typo — agent: won't fix — intended\n"),
+            "{p}"
+        );
+        assert!(
+            p.contains("`resolved`")
+                && p.contains("`reopened`")
+                && p.contains("in this one review")
+        );
         assert_eq!(l.for_prompt("plan-review", None, 1), "");
     }
 
     #[test]
     fn a_text_review_names_resolved_and_reopened_ids_on_their_own_lines() {
-        let v = Verified::from_text("## Review\n\n**RESOLVED:** F1, F3\nReopened: `F2` (still no test)\nF9 is mentioned here\nVERDICT: FAIL\n");
+        let v = Verified::from_text(
+            "## Review\n\n**RESOLVED:** F1, F3\nReopened: `F2` (still no test)\nF9 is mentioned here\nVERDICT: FAIL\n",
+        );
         assert_eq!(v.resolved, ["F1", "F3"]);
         assert_eq!(v.reopened, ["F2"]);
         assert_eq!(Verified::from_text("nothing"), Verified::default());

@@ -251,7 +251,9 @@ pub fn ids_header(review_path: &Path, added: &[(String, String)]) -> std::io::Re
     let body = log::read_bounded(review_path).unwrap_or_default();
     // A failover header stays the first line.
     let (failover, body) = match body.split_once("\n\n") {
-        Some((head, rest)) if head.starts_with("> Failover:") => (format!("{head}\n\n"), rest.to_string()),
+        Some((head, rest)) if head.starts_with("> Failover:") => {
+            (format!("{head}\n\n"), rest.to_string())
+        }
         _ => (String::new(), body),
     };
     let mut text = failover;

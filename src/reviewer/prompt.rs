@@ -100,8 +100,11 @@ pub fn build_for(project: &Path, f: &Facts, due: &Due, delivery: Delivery) -> St
         }
     }
     // SPEC §21: the cycle's findings so far, their status and the agent's answers.
-    let ledger = crate::store::snapshot::findings(&project.join(f.rel("")))
-        .for_prompt(r.name(), due.task, due.iteration);
+    let ledger = crate::store::snapshot::findings(&project.join(f.rel(""))).for_prompt(
+        r.name(),
+        due.task,
+        due.iteration,
+    );
     if !ledger.is_empty() {
         p.push_str(&ledger);
         p.push_str(match delivery {

@@ -117,11 +117,14 @@ impl Gathered {
 /// empty when there is none yet, or when it cannot be read (it is rebuilt from the
 /// reviews that follow: a lost ledger loses the ids, never a review).
 pub fn findings(dir: &Path) -> crate::model::findings::Ledger {
-    read_regular(&dir.join(crate::model::plan_file::FINDINGS_FILE), PLAN_FILE_LIMIT)
-        .ok()
-        .flatten()
-        .and_then(|bytes| crate::model::findings::Ledger::parse(&bytes))
-        .unwrap_or_default()
+    read_regular(
+        &dir.join(crate::model::plan_file::FINDINGS_FILE),
+        PLAN_FILE_LIMIT,
+    )
+    .ok()
+    .flatten()
+    .and_then(|bytes| crate::model::findings::Ledger::parse(&bytes))
+    .unwrap_or_default()
 }
 
 /// The recorded cost of plan `plan`'s reviews, from its ledger (SPEC §18).

@@ -740,7 +740,10 @@ fn address_block(run: &mut Run, text: &str) -> Act<Reply> {
 fn post_review(run: &mut Run, review: &str, post: &str) -> Act<Reply> {
     let text = run.read(review)?;
     // The ids the review file's header gives (`> - F1: …`), answered as the block says.
-    let findings: Vec<&str> = text.lines().filter_map(|l| l.strip_prefix("> - ")).collect();
+    let findings: Vec<&str> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("> - "))
+        .collect();
     let mut answer = format!("# Post-review of {review}\n\n");
     for f in &findings {
         let (id, what) = f.split_once(": ").unwrap_or((f, ""));
