@@ -347,14 +347,19 @@ fn run_plan(event: &Event, project: &Project, plan: String, host: &Host) -> Fini
             // What the run cost is recorded whatever the decision (SPEC §18): in the
             // ledger first (money spent stays spent even if the state write is lost),
             // then in the event.
-            if run.reviews > 0 {
+            let failure = match &run.reviewed {
+                Reviewed::Failed { reason, log, .. } => Some(format!("{reason} (log {log})")),
+                Reviewed::Verdict { .. } => None,
+            };
+            if run.reviews > 0 || failure.is_some() {
                 let mut ledger = snapshot::ledger(&dir, &plan);
                 ledger.record(&spend::Entry {
                     review: due.review.name(),
                     task: due.base.current_task.filter(|_| due.review == Review::Code),
                     iteration: due.iteration,
                     processes: run.reviews,
-                    reviewed: !matches!(run.reviewed, Reviewed::Failed { .. }),
+                    reviewed: failure.is_none(),
+                    failure: failure.as_deref(),
                     verdict: outcome.record.verdict,
                     advanced: outcome.record.path == Branch::Advanced,
                     spend: &run.spend,
@@ -364,6 +369,8 @@ fn run_plan(event: &Event, project: &Project, plan: String, host: &Host) -> Fini
                         "taskie-hook: could not write the spend ledger of plan '{plan}': {e}"
                     );
                 }
+            }
+            if run.reviews > 0 {
                 outcome.record.reviews = Some(run.reviews);
                 outcome.record.spend = run.spend;
                 outcome.record.panel = run.panel;
