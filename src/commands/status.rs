@@ -134,7 +134,7 @@ impl CycleStatus {
             CycleStatus::HardStop => "HARD STOP",
             CycleStatus::ReviewsDisabled => "reviews disabled",
             CycleStatus::Passed => "passed",
-            CycleStatus::AdvancedByHand => "advanced by hand (`taskie advance`)",
+            CycleStatus::AdvancedByHand => "advanced by hand, not passed",
         }
     }
 }
