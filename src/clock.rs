@@ -71,7 +71,9 @@ impl Utc {
         }
         let num = |r: std::ops::Range<usize>| -> Option<u32> {
             let t = s.get(r)?;
-            t.bytes().all(|c| c.is_ascii_digit()).then(|| t.parse().ok())?
+            t.bytes()
+                .all(|c| c.is_ascii_digit())
+                .then(|| t.parse().ok())?
         };
         let t = Utc {
             year: i64::from(num(0..4)?),
@@ -97,6 +99,21 @@ impl Utc {
             self.year, self.month, self.day, self.hour, self.minute, self.second
         )
     }
+}
+
+/// Now in Unix seconds, for the usage-limit pause (SPEC §22): `TASKIE_TEST_NOW` when set
+/// to a whole number, so tests reach a reset time without sleeping; the system clock
+/// otherwise.
+pub fn now_unix() -> i64 {
+    if let Some(t) = crate::env::Var::TestNow
+        .get()
+        .and_then(|t| t.trim().parse::<i64>().ok())
+    {
+        return t;
+    }
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64)
 }
 
 /// Days since 1970-01-01 to (year, month, day) in the proleptic Gregorian calendar,
@@ -151,7 +168,12 @@ mod tests {
             let back = Utc::parse_rfc3339(&t.rfc3339()).unwrap();
             assert_eq!((back, back.unix_millis()), (t, ms));
         }
-        for bad in ["", "2026-11-22T02:24:05Z", "2026-13-22T02:24:05.123Z", "2026-11-22T02:24:05.12xZ"] {
+        for bad in [
+            "",
+            "2026-11-22T02:24:05Z",
+            "2026-13-22T02:24:05.123Z",
+            "2026-11-22T02:24:05.12xZ",
+        ] {
             assert_eq!(Utc::parse_rfc3339(bad), None, "{bad}");
         }
     }

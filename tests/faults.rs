@@ -600,3 +600,47 @@ fn the_guardian_role_started_by_hand_kills_no_group_it_does_not_lead() {
         "the guardian role killed the group of the script that started it ({status})"
     );
 }
+
+/// The guardian is the hook's own binary started again. It must start even when the file
+/// the hook was started from is gone since (removed, or replaced by an upgrade during a
+/// session): here the hook runs from a copy deleted before it started, through an open
+/// descriptor, and a kill still takes down what its reviewer started.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_hook_whose_binary_file_is_gone_still_guards_its_reviewer() {
+    use std::os::fd::AsRawFd;
+    let p = Project::new().plan("p").state(due("plan-review"));
+    p.script_reviewer(REVIEWER_WITH_CHILD);
+    let dir = tempfile::tempdir().unwrap();
+    let copy = dir.path().join("taskie-hook");
+    let status = std::process::Command::new("cp")
+        .arg(HOOK)
+        .arg(&copy)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let file = std::fs::File::open(&copy).unwrap();
+    std::fs::remove_file(&copy).unwrap();
+    // Without close-on-exec, so the hook's exec can name it through /proc/self/fd.
+    let fd = rustix::io::dup(&file).unwrap();
+    let program = std::path::PathBuf::from(format!("/proc/self/fd/{}", fd.as_raw_fd()));
+    let mark = marker();
+    let mut child = p.spawn_hook_from(&program, stop_event(false), &[(KILL_MARK, &mark)]);
+    drop(fd);
+    let started_child = || {
+        std::fs::read_dir(p.reviewer_dir())
+            .unwrap()
+            .flatten()
+            .any(|e| {
+                e.file_name().to_string_lossy().starts_with("grandchild-")
+                    && std::fs::read_to_string(e.path()).is_ok_and(|s| s.ends_with('\n'))
+            })
+    };
+    assert!(
+        eventually(LIVENESS, started_child),
+        "the reviewer started its child"
+    );
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_nothing_left(&mark, "a hook whose binary file is gone");
+}

@@ -125,7 +125,7 @@ impl Finished {
                     log.display()
                 );
             } else if let Err(e) =
-                fs_err::create_dir_all(&logs).and_then(|_| event_log::append(&logs, &rec))
+                project::create_runtime_dir(&logs).and_then(|_| event_log::append(&logs, &rec))
             {
                 eprintln!("taskie-hook: cannot write the event log: {e}");
             }
@@ -301,7 +301,7 @@ fn run_plan(event: &Event, project: &Project, plan: String, host: &Host) -> Fini
         Step::Done(outcome) => outcome,
         Step::HardStop(stop, record) => hard_stop(project, &facts, stop, record, true),
         Step::Review(due) => {
-            if let Err(e) = fs_err::create_dir_all(&logs) {
+            if let Err(e) = project::create_runtime_dir(&logs) {
                 return internal(format!("cannot create {}: {e}", logs.display()));
             }
             // A paid review whose outcome cannot be saved would be thrown away, and its
@@ -349,7 +349,7 @@ fn run_plan(event: &Event, project: &Project, plan: String, host: &Host) -> Fini
             // then in the event.
             let failure = match &run.reviewed {
                 Reviewed::Failed { reason, log, .. } => Some(format!("{reason} (log {log})")),
-                Reviewed::Verdict { .. } => None,
+                Reviewed::Verdict { .. } | Reviewed::Paused { .. } => None,
             };
             if run.reviews > 0 || failure.is_some() {
                 let mut ledger = snapshot::ledger(&dir, &plan);
@@ -358,7 +358,7 @@ fn run_plan(event: &Event, project: &Project, plan: String, host: &Host) -> Fini
                     task: due.base.current_task.filter(|_| due.review == Review::Code),
                     iteration: due.iteration,
                     processes: run.reviews,
-                    reviewed: failure.is_none(),
+                    reviewed: matches!(run.reviewed, Reviewed::Verdict { .. }),
                     failure: failure.as_deref(),
                     verdict: outcome.record.verdict,
                     advanced: outcome.record.path == Branch::Advanced,
@@ -440,7 +440,7 @@ pub fn hard_stop(
         let path = logs.join(diagnostics::file_name(f.plan));
         let text = diag.to_json();
         if let Err(e) =
-            fs_err::create_dir_all(&logs).and_then(|_| atomic::write(&path, text.as_bytes()))
+            project::create_runtime_dir(&logs).and_then(|_| atomic::write(&path, text.as_bytes()))
         {
             message.push_str(&format!(
                 " (The diagnostics file could not be written: {e}.)"

@@ -222,7 +222,7 @@ pub struct Entry<'a> {
     pub processes: u64,
     /// The run produced a review; `false` for a failed attempt (counted in cost only).
     pub reviewed: bool,
-    /// Why a failed attempt failed.
+    /// Why a failed attempt failed (`None` for a review, or a paused attempt).
     pub failure: Option<&'a str>,
     pub verdict: Option<&'a str>,
     /// The run ended its cycle.
@@ -277,11 +277,14 @@ impl Ledger {
                 t.add_entry(e);
             }
         }
-        cycle.last_failure = match (e.reviewed, e.failure) {
-            (false, Some(why)) => Some(crate::model::text::clip(why.trim(), FAILURE_CHARS)),
-            (false, None) => Some("the reviewer failed (no reason given)".into()),
-            (true, _) => None,
-        };
+        // A paused attempt (usage limit) neither failed nor reviewed: it changes nothing.
+        match (e.reviewed, e.failure) {
+            (_, Some(why)) => {
+                cycle.last_failure = Some(crate::model::text::clip(why.trim(), FAILURE_CHARS));
+            }
+            (true, None) => cycle.last_failure = None,
+            (false, None) => {}
+        }
         if let (true, Some(v)) = (e.reviewed, e.verdict) {
             cycle.verdicts.retain(|x| x.iteration < e.iteration);
             cycle.verdicts.push(IterationVerdict {

@@ -35,6 +35,8 @@ pub trait ProjectExt {
     /// Starts the hook in the background with `event` on stdin (cwd filled in) and the
     /// same environment as `Project::hook_command`, plus `env`.
     fn spawn_hook(&self, event: Value, env: &[(&str, &str)]) -> Child;
+    /// The same with the hook binary at `program`.
+    fn spawn_hook_from(&self, program: &Path, event: Value, env: &[(&str, &str)]) -> Child;
     fn state_path(&self) -> PathBuf;
     fn put_state(&self, bytes: &[u8]);
     /// Pids the scripted reviewer recorded, in start order.
@@ -48,11 +50,15 @@ impl ProjectExt for Project {
         crate::support::write_executable(&self.reviewer_path(), &format!("{PROLOGUE}{body}\n"));
     }
 
-    fn spawn_hook(&self, mut event: Value, env: &[(&str, &str)]) -> Child {
+    fn spawn_hook(&self, event: Value, env: &[(&str, &str)]) -> Child {
+        self.spawn_hook_from(Path::new(HOOK), event, env)
+    }
+
+    fn spawn_hook_from(&self, program: &Path, mut event: Value, env: &[(&str, &str)]) -> Child {
         if event.get("cwd").is_none() {
             event["cwd"] = json!(self.root());
         }
-        let mut cmd = Command::new(HOOK);
+        let mut cmd = Command::new(program);
         cmd.env_remove("TASKIE_HOOK_SKIP")
             .env_remove("TASKIE_PLAN")
             .env_remove("CLAUDE_PROJECT_DIR")
