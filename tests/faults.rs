@@ -488,55 +488,6 @@ fn a_reviewer_that_breaks_or_deletes_state_json_leaves_it_alone() {
 // hook starts (the guardian, the reviewers, what they start) inherits the environment, so
 // a marker variable finds them all in /proc, whichever group or parent they ended up with.
 
-/// Multiplies the kill counts for long local soaks (docs/reliability.md).
-fn scale() -> usize {
-    std::env::var("TASKIE_TEST_SCALE")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .unwrap_or(1usize)
-        .max(1)
-}
-
-/// A marker value no other run shares.
-fn marker() -> String {
-    static N: AtomicUsize = AtomicUsize::new(0);
-    format!(
-        "{}-{}",
-        std::process::id(),
-        N.fetch_add(1, Ordering::Relaxed)
-    )
-}
-
-/// The live processes whose environment holds `TASKIE_TEST_KILL_MARK=<mark>` (zombies,
-/// dead already, do not count).
-fn marked(mark: &str) -> Vec<String> {
-    let needle = format!("TASKIE_TEST_KILL_MARK={mark}");
-    let mut found = Vec::new();
-    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
-        let name = entry.file_name().to_string_lossy().into_owned();
-        if !name.bytes().all(|b| b.is_ascii_digit()) {
-            continue;
-        }
-        let Ok(env) = std::fs::read(entry.path().join("environ")) else {
-            continue;
-        };
-        if !env.split(|&b| b == 0).any(|v| v == needle.as_bytes()) {
-            continue;
-        }
-        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
-        // The state letter follows the parenthesised command name.
-        let state = stat.rsplit(')').next().unwrap_or("").trim_start();
-        if !state.starts_with('Z') {
-            let cmd = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
-            found.push(format!(
-                "{name} {}",
-                String::from_utf8_lossy(&cmd).replace('\0', " ")
-            ));
-        }
-    }
-    found
-}
-
 /// After the hook is killed, every process it started is gone (within the liveness bound).
 fn assert_nothing_left(mark: &str, what: &str) {
     let mut left = Vec::new();
@@ -570,10 +521,7 @@ fn no_process_outlives_a_kill_aimed_at_the_reviewer_start() {
             let pause = format!("{point}:reviewer");
             let mut child = p.spawn_hook(
                 stop_event(false),
-                &[
-                    ("TASKIE_TEST_PAUSE_AT", &pause),
-                    ("TASKIE_TEST_KILL_MARK", &mark),
-                ],
+                &[("TASKIE_TEST_PAUSE_AT", &pause), (KILL_MARK, &mark)],
             );
             let lines = stderr_lines(&mut child);
             assert!(
@@ -614,7 +562,7 @@ fn no_process_outlives_a_random_kill_of_a_panel_of_three_kinds() {
         let mut child = p.spawn_hook(
             stop_event(false),
             &[
-                ("TASKIE_TEST_KILL_MARK", &mark),
+                (KILL_MARK, &mark),
                 ("TASKIE_CODEX", codex.to_str().unwrap()),
                 ("TASKIE_GEMINI", gemini.to_str().unwrap()),
             ],
@@ -626,4 +574,73 @@ fn no_process_outlives_a_random_kill_of_a_panel_of_three_kinds() {
         assert_nothing_left(&mark, &format!("panel round {round}"));
     }
     eprintln!("random panel kills: {rounds}, processes left: 0");
+}
+
+/// The guardian role is entered by an argument, so a person or a script can start it by
+/// hand. It kills only a group it leads (as the hook starts it): started inside a
+/// script's group, it sees end-of-file at once and must leave that group alone.
+#[test]
+fn the_guardian_role_started_by_hand_kills_no_group_it_does_not_lead() {
+    use std::os::unix::process::CommandExt;
+    let dir = tempfile::tempdir().unwrap();
+    let survived = dir.path().join("survived");
+    let role = taskie::reviewer::guardian::ROLE_ARG;
+    // The shell leads a group of its own, so the test's group is never at stake.
+    let status = std::process::Command::new("sh")
+        .arg("-c")
+        .arg(format!(
+            "'{HOOK}' {role} </dev/null; echo yes > '{}'",
+            survived.display()
+        ))
+        .process_group(0)
+        .status()
+        .unwrap();
+    assert!(
+        survived.exists(),
+        "the guardian role killed the group of the script that started it ({status})"
+    );
+}
+
+/// The guardian is the hook's own binary started again. It must start even when the file
+/// the hook was started from is gone since (removed, or replaced by an upgrade during a
+/// session): here the hook runs from a copy deleted before it started, through an open
+/// descriptor, and a kill still takes down what its reviewer started.
+#[cfg(target_os = "linux")]
+#[test]
+fn a_hook_whose_binary_file_is_gone_still_guards_its_reviewer() {
+    use std::os::fd::AsRawFd;
+    let p = Project::new().plan("p").state(due("plan-review"));
+    p.script_reviewer(REVIEWER_WITH_CHILD);
+    let dir = tempfile::tempdir().unwrap();
+    let copy = dir.path().join("taskie-hook");
+    let status = std::process::Command::new("cp")
+        .arg(HOOK)
+        .arg(&copy)
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let file = std::fs::File::open(&copy).unwrap();
+    std::fs::remove_file(&copy).unwrap();
+    // Without close-on-exec, so the hook's exec can name it through /proc/self/fd.
+    let fd = rustix::io::dup(&file).unwrap();
+    let program = std::path::PathBuf::from(format!("/proc/self/fd/{}", fd.as_raw_fd()));
+    let mark = marker();
+    let mut child = p.spawn_hook_from(&program, stop_event(false), &[(KILL_MARK, &mark)]);
+    drop(fd);
+    let started_child = || {
+        std::fs::read_dir(p.reviewer_dir())
+            .unwrap()
+            .flatten()
+            .any(|e| {
+                e.file_name().to_string_lossy().starts_with("grandchild-")
+                    && std::fs::read_to_string(e.path()).is_ok_and(|s| s.ends_with('\n'))
+            })
+    };
+    assert!(
+        eventually(LIVENESS, started_child),
+        "the reviewer started its child"
+    );
+    child.kill().unwrap();
+    child.wait().unwrap();
+    assert_nothing_left(&mark, "a hook whose binary file is gone");
 }

@@ -165,3 +165,96 @@ fn the_dry_run_names_a_wrong_taskie_client_and_goes_by_the_event() {
         "{r}"
     );
 }
+
+// Taskie's own block cap.
+
+type EventFn = fn(&Project, &str, bool) -> Value;
+
+fn claude_event(p: &Project, session: &str, active: bool) -> Value {
+    json!({"session_id": session, "cwd": p.root(), "hook_event_name": "Stop", "stop_hook_active": active})
+}
+
+/// The post-review file a block reason asks for.
+fn post_review_named_in(reason: &str) -> String {
+    let start =
+        reason.find("write what you did to ").expect(reason) + "write what you did to ".len();
+    let rest = &reason[start..];
+    rest[..rest.find(". ").unwrap()].to_owned()
+}
+
+#[test]
+fn an_endless_fail_loop_is_allowed_at_the_cap_in_every_client_and_the_count_starts_again() {
+    for (name, event) in [
+        ("codex", codex_stop as EventFn),
+        ("gemini", gemini_stop),
+        ("claude", claude_event),
+    ] {
+        let p = Project::new()
+            .plan("p")
+            .state(json!({"next_phase": "plan-review", "max_reviews": 20}))
+            .reviewer(&Fake::fail())
+            .env("TASKIE_BLOCK_CAP", "3");
+        let mut active = false;
+        for i in 1..=3 {
+            let run = p.run_hook(event(&p, "s1", active));
+            let reason = run.reason();
+            std::fs::write(p.root().join(post_review_named_in(&reason)), "Fixed.\n").unwrap();
+            assert_eq!(p.reviewer_calls(), i, "{name}");
+            active = true;
+        }
+        // The fourth block in a row is not sent: the stop is allowed and says why.
+        let message = p.run_hook(event(&p, "s1", active)).message();
+        assert!(
+            message.contains("3 times in a row") && message.contains("TASKIE_BLOCK_CAP=3"),
+            "{name}: {message}"
+        );
+        assert!(message.contains("plan-review-4.md"), "{name}: {message}");
+        let last = p.last_event();
+        assert_eq!(
+            (&last["outcome"], &last["path"], &last["block_cap"]),
+            (&json!("allow"), &json!("review-blocked"), &json!(3)),
+            "{name}"
+        );
+        // The agent goes on (the user resumed it) and writes the post-review: the next
+        // review blocks again, since an allowed stop started the count again.
+        std::fs::write(p.plan_dir().join("plan-post-review-4.md"), "Fixed.\n").unwrap();
+        assert!(p.run_hook(event(&p, "s1", false)).is_block(), "{name}");
+        assert_eq!(p.reviewer_calls(), 5, "{name}");
+    }
+}
+
+#[test]
+fn a_structure_error_loop_under_gemini_ends_at_the_default_cap_of_eight() {
+    // Gemini sets stop_hook_active back to false after a tool call, so the structure-error
+    // block (which waits for stop_hook_active) would loop for ever without the cap.
+    let p = Project::new()
+        .plan("p")
+        .state(due("plan-review"))
+        .file("draft.md", "x");
+    for i in 1..=8 {
+        let run = p.run_hook(gemini_stop(&p, "g1", false));
+        assert!(
+            run.reason()
+                .starts_with("Plan 'p': Invalid filename: draft.md"),
+            "stop {i}"
+        );
+    }
+    let message = p.run_hook(gemini_stop(&p, "g1", false)).message();
+    assert!(message.contains("8 times in a row"), "{message}");
+    assert!(p.run_hook(gemini_stop(&p, "g1", false)).is_block());
+}
+
+#[test]
+fn each_session_has_its_own_count() {
+    let p = Project::new()
+        .plan("p")
+        .state(due("plan-review"))
+        .file("draft.md", "x")
+        .env("TASKIE_BLOCK_CAP", "1")
+        // Named, so that neither session's stop leaves the plan to the other (SPEC §17).
+        .env("TASKIE_PLAN", "p");
+    assert!(p.run_hook(codex_stop(&p, "a", false)).is_block());
+    assert!(p.run_hook(codex_stop(&p, "b", false)).is_block());
+    assert!(!p.run_hook(codex_stop(&p, "a", false)).is_block());
+    assert!(!p.run_hook(codex_stop(&p, "b", false)).is_block());
+}

@@ -3,6 +3,8 @@
 
 use crate::model::cycle::{Due, MAX_REVIEW_FAILURES};
 use crate::model::facts::Facts;
+use crate::model::host::Client;
+use crate::model::pause;
 use crate::model::phase::{self, Phase, Review};
 use crate::model::state::StateError;
 use crate::model::text::clip;
@@ -101,6 +103,35 @@ pub fn reviewer_failed(plan: &str, due: &Due, reason: &str, log: &str, failures:
             MAX_REVIEW_FAILURES
         )
     }
+}
+
+/// A reviewer's usage limit paused the plan (SPEC §22): one message, no failure counted.
+pub fn paused(plan: &str, due: &Due, by: &str, until: i64, now: i64, log: &str) -> String {
+    format!(
+        "Taskie: plan '{plan}': the {} reviewer (review #{}) could not run: {by}. Reviews for this plan are \
+         paused until {}; no failure was counted, and the first stop after that runs the review. Log: {log}. \
+         `taskie resume --plan {plan}` runs it at the next stop instead.",
+        due.review,
+        due.iteration,
+        pause::when(until, now)
+    )
+}
+
+/// A stop while the plan is paused (SPEC §22): nothing ran.
+pub fn still_paused(
+    plan: &str,
+    r: Review,
+    n: u64,
+    by: Option<&str>,
+    until: i64,
+    now: i64,
+) -> String {
+    let by = by.map(|b| format!(" ({b})")).unwrap_or_default();
+    format!(
+        "Taskie: plan '{plan}': {r} review #{n} waits for a reviewer's usage limit to reset{by}: paused until {}. \
+         No reviewer ran and no failure was counted. `taskie resume --plan {plan}` runs it at the next stop instead.",
+        pause::when(until, now)
+    )
 }
 
 pub fn passed(r: Review, streak: u64, target: Phase) -> String {
@@ -203,4 +234,14 @@ fn quote_findings(findings: &[String]) -> String {
         String::new()
     };
     format!(" First findings:{}{tail}\n", shown.concat())
+}
+
+/// The allow that replaces a block past `TASKIE_BLOCK_CAP` (SPEC §20), shown to the user.
+pub fn block_cap(cap: u64, reason: &str, client: Client) -> String {
+    format!(
+        "Taskie: the agent was sent back to work {cap} times in a row without a stop in between \
+         (TASKIE_BLOCK_CAP={cap}), so this stop is allowed: no loop runs on unattended. The plan's state is saved. \
+         What Taskie would have told the agent: \"{reason}\" To resume, ask the agent to go on, or run {}.",
+        client.user_action("continue-plan")
+    )
 }

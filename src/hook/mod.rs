@@ -7,6 +7,7 @@ use crate::hook::answer::{Answer, Channel};
 use crate::hook::input::Event;
 use crate::model::cycle::{HardStop, Reviewed};
 use crate::model::facts::Facts;
+use crate::model::host::Host;
 use crate::model::phase::Review;
 use crate::model::plan_file::SPEND_FILE;
 use crate::model::spend;
@@ -18,10 +19,11 @@ use crate::store::project::{self, Project};
 use crate::store::select::{self, SelectError, Selected};
 use crate::store::sessions::{self, SessionId};
 use crate::store::snapshot::{self, Gathered, escaping_link, state_bytes};
-use crate::store::{atomic, diagnostics};
+use crate::store::{atomic, blocks, diagnostics};
 use decide::{Outcome, Step};
 
 pub mod answer;
+pub mod cap;
 pub mod decide;
 pub mod dry_run;
 pub mod host;
@@ -123,7 +125,7 @@ impl Finished {
                     log.display()
                 );
             } else if let Err(e) =
-                fs_err::create_dir_all(&logs).and_then(|_| event_log::append(&logs, &rec))
+                project::create_runtime_dir(&logs).and_then(|_| event_log::append(&logs, &rec))
             {
                 eprintln!("taskie-hook: cannot write the event log: {e}");
             }
@@ -208,7 +210,30 @@ fn run(opts: &Options, input: &[u8]) -> Finished {
         Err((answer, _)) => return Finished::answer(answer),
     };
     let (host, _) = host::current(&event);
-    let plan = selected.id;
+    let key = blocks::Key::new(event.session_id.as_deref(), &selected.id);
+    let mut finished = run_plan(&event, &project, selected.id, &host);
+    // Taskie's own block cap (SPEC §20), over whatever the run decided.
+    let before = if finished.answer.is_block() {
+        blocks::count(&project, &key)
+    } else {
+        0
+    };
+    let capped = cap::apply(cap::limit(), before, finished.answer, host.client);
+    if let Err(e) = blocks::set(&project, &key, capped.count) {
+        eprintln!("taskie-hook: could not record the blocks in a row: {e}");
+    }
+    if capped.capped
+        && let Some((_, rec)) = &mut finished.event
+    {
+        rec.outcome = capped.answer.outcome();
+        rec.block_cap = Some(before);
+    }
+    finished.answer = capped.answer;
+    finished
+}
+
+/// The run on the selected plan: lock, read, decide, review, write.
+fn run_plan(event: &Event, project: &Project, plan: String, host: &Host) -> Finished {
     let logs = project.logs();
     let internal = |what: String| {
         let rec = Record {
@@ -227,7 +252,7 @@ fn run(opts: &Options, input: &[u8]) -> Finished {
         }
     };
     // Before anything is created or written (the lock file is the first write).
-    if let Some(problem) = escaping_link(&project, &plan) {
+    if let Some(problem) = escaping_link(project, &plan) {
         return Finished::answer(Answer::allow(format!(
             "Taskie: plan '{plan}': {problem}. The hook never follows a link out of .taskie/, so it did nothing; \
              replace the link with a real directory."
@@ -262,7 +287,7 @@ fn run(opts: &Options, input: &[u8]) -> Finished {
         Err(e) => return internal(format!("cannot read the plan directory: {e}")),
     };
     let mut facts = gathered.facts();
-    facts.host = &host;
+    facts.host = host;
     // A budgeted plan an older taskie ran has no ledger yet, so its spend was added up
     // from the event log: keep that once, so no later stop reads the log again.
     if let Ok(Some(s)) = &gathered.state
@@ -274,9 +299,9 @@ fn run(opts: &Options, input: &[u8]) -> Finished {
     }
     let outcome = match decide::decide(&facts) {
         Step::Done(outcome) => outcome,
-        Step::HardStop(stop, record) => hard_stop(&project, &facts, stop, record, true),
+        Step::HardStop(stop, record) => hard_stop(project, &facts, stop, record, true),
         Step::Review(due) => {
-            if let Err(e) = fs_err::create_dir_all(&logs) {
+            if let Err(e) = project::create_runtime_dir(&logs) {
                 return internal(format!("cannot create {}: {e}", logs.display()));
             }
             // A paid review whose outcome cannot be saved would be thrown away, and its
@@ -301,7 +326,7 @@ fn run(opts: &Options, input: &[u8]) -> Finished {
             atomic::remove_stale_leftovers(&logs, STALE_TEMP_AGE);
             let config = reviewer::Config::from_env(&mut |w| eprintln!("taskie-hook: {w}"));
             let before = state_bytes(&state_path).ok().flatten();
-            let start = reviewer::start(&project, &facts, &due);
+            let start = reviewer::start(project, &facts, &due);
             let log = project.relative(&start.log);
             lock.announce(&lock::Running {
                 review: due.review.name().into(),
@@ -312,11 +337,11 @@ fn run(opts: &Options, input: &[u8]) -> Finished {
             });
             // This session works on this plan from now on (SPEC §17).
             if let Some(session) = event.session_id.as_deref().and_then(SessionId::parse)
-                && let Err(e) = sessions::bind(&project, &session, &plan)
+                && let Err(e) = sessions::bind(project, &session, &plan)
             {
                 eprintln!("taskie-hook: could not bind the session to plan '{plan}': {e}");
             }
-            let run = reviewer::review(&project, &facts, &due, &config, &start);
+            let run = reviewer::review(project, &facts, &due, &config, &start);
             lock.clear();
             let mut outcome = decide::conclude(&facts, &due, &run.reviewed);
             // What the run cost is recorded whatever the decision (SPEC §18): in the
@@ -329,7 +354,7 @@ fn run(opts: &Options, input: &[u8]) -> Finished {
                     task: due.base.current_task.filter(|_| due.review == Review::Code),
                     iteration: due.iteration,
                     processes: run.reviews,
-                    reviewed: !matches!(run.reviewed, Reviewed::Failed { .. }),
+                    reviewed: matches!(run.reviewed, Reviewed::Verdict { .. }),
                     verdict: outcome.record.verdict,
                     advanced: outcome.record.path == Branch::Advanced,
                     spend: &run.spend,
@@ -408,7 +433,7 @@ pub fn hard_stop(
         let path = logs.join(diagnostics::file_name(f.plan));
         let text = diag.to_json();
         if let Err(e) =
-            fs_err::create_dir_all(&logs).and_then(|_| atomic::write(&path, text.as_bytes()))
+            project::create_runtime_dir(&logs).and_then(|_| atomic::write(&path, text.as_bytes()))
         {
             message.push_str(&format!(
                 " (The diagnostics file could not be written: {e}.)"

@@ -21,6 +21,8 @@ pub struct Facts<'a> {
     /// What the plan's logged reviews cost (SPEC §18); read only when state.json sets a
     /// budget, 0 otherwise.
     pub spent_usd: f64,
+    /// Now, in Unix seconds: whether a usage-limit pause is over (SPEC §22).
+    pub now: i64,
     /// The client the hook answers and where its plugin is (SPEC §20): how the texts
     /// name an action.
     pub host: &'a Host,
@@ -61,6 +63,7 @@ pub struct FactsBuilder {
     files: Vec<String>,
     tasks: Vec<TaskRow>,
     spent_usd: f64,
+    now: i64,
 }
 
 impl FactsBuilder {
@@ -74,6 +77,7 @@ impl FactsBuilder {
             files: Vec::new(),
             tasks: Vec::new(),
             spent_usd: 0.0,
+            now: 0,
         }
     }
 
@@ -101,6 +105,7 @@ impl FactsBuilder {
             .map(|(id, status)| TaskRow {
                 id: id.to_string(),
                 status: status.to_string(),
+                title: String::new(),
             })
             .collect();
         self
@@ -118,6 +123,11 @@ impl FactsBuilder {
 
     pub fn active(mut self, stop_hook_active: bool) -> FactsBuilder {
         self.stop_hook_active = stop_hook_active;
+        self
+    }
+
+    pub fn now(mut self, unix: i64) -> FactsBuilder {
+        self.now = unix;
         self
     }
 
@@ -140,6 +150,7 @@ impl FactsBuilder {
             files: &self.files,
             tasks: &self.tasks,
             spent_usd: self.spent_usd,
+            now: self.now,
             host: &host::CLAUDE,
         }
     }

@@ -36,8 +36,14 @@ pub struct Launch {
 }
 
 impl Launch {
-    /// This very binary in the guardian role.
+    /// This very binary in the guardian role. On Linux through `/proc/self/exe`, which
+    /// names the running binary itself even when its file is gone since (removed, or
+    /// replaced by an upgrade during a session), where `current_exe` gives a path that no
+    /// longer exists, or another program.
     pub fn this_binary() -> Option<Launch> {
+        #[cfg(target_os = "linux")]
+        let program = std::path::PathBuf::from("/proc/self/exe");
+        #[cfg(not(target_os = "linux"))]
         let program = std::env::current_exe().ok()?;
         Some(Launch {
             program: program.into(),
@@ -126,7 +132,11 @@ pub fn serve() -> ! {
             Err(_) => break false,
         }
     };
-    if !dismissed {
+    // Only a group this process leads, as the hook starts it: started by hand from a
+    // shell or a script, where it is not a group leader, it must not take the caller's
+    // group down with it.
+    let leader = rustix::process::getpgrp() == rustix::process::getpid();
+    if !dismissed && leader {
         // Our own group: the reviewer and everything it started, and this process.
         let _ = rustix::process::kill_process_group(
             rustix::process::getpgrp(),

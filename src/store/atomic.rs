@@ -51,7 +51,8 @@ pub fn write(path: &Path, bytes: &[u8]) -> io::Result<()> {
 /// the process at exactly that instant: there is no other way to hit a window that lasts
 /// microseconds, and proving crash consistency there is the point. `panic:<point>:<file
 /// name>` panics there instead, to prove that a panic never reaches the user
-/// (tests/hook.rs). Compiled only with debug assertions, as `cargo test` builds the
+/// (tests/hook.rs). `mark:<point>:<file name>` only announces it and goes on, so a test can
+/// aim kills at the instants that follow (tests/kill_soak.rs). Compiled only with debug assertions, as `cargo test` builds the
 /// binaries; a release build has no such environment variable (docs/reliability.md).
 #[cfg(debug_assertions)]
 pub fn pause_point(point: &str, path: &Path) {
@@ -66,6 +67,8 @@ pub fn pause_point(point: &str, path: &Path) {
         std::thread::sleep(Duration::from_secs(60));
     } else if want.strip_prefix("panic:") == Some(here.as_str()) {
         panic!("test panic at {here}");
+    } else if want.strip_prefix("mark:") == Some(here.as_str()) {
+        eprintln!("taskie-hook: test mark at {here}");
     }
 }
 

@@ -25,6 +25,8 @@ pub enum Branch {
     HardStop,
     PreconditionMissing,
     ReviewerFailed,
+    /// A reviewer's usage limit paused the plan, or the plan is still paused (SPEC §22).
+    Paused,
     ReviewBlocked,
     Advanced,
     Locked,
@@ -65,6 +67,10 @@ pub struct Record {
     /// A panel's members one by one.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub panel: Vec<Member>,
+    /// Set when the decision was a block but the session had already been blocked this
+    /// many times in a row (`TASKIE_BLOCK_CAP`), so the stop was allowed (SPEC §20).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub block_cap: Option<u64>,
 }
 
 /// One reviewer of a panel, as logged.

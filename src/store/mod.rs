@@ -3,6 +3,7 @@
 //! Depends on `model` only.
 
 pub mod atomic;
+pub mod blocks;
 pub mod diagnostics;
 pub mod event_log;
 pub mod fs;

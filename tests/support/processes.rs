@@ -35,6 +35,8 @@ pub trait ProjectExt {
     /// Starts the hook in the background with `event` on stdin (cwd filled in) and the
     /// same environment as `Project::hook_command`, plus `env`.
     fn spawn_hook(&self, event: Value, env: &[(&str, &str)]) -> Child;
+    /// The same with the hook binary at `program`.
+    fn spawn_hook_from(&self, program: &Path, event: Value, env: &[(&str, &str)]) -> Child;
     fn state_path(&self) -> PathBuf;
     fn put_state(&self, bytes: &[u8]);
     /// Pids the scripted reviewer recorded, in start order.
@@ -48,11 +50,15 @@ impl ProjectExt for Project {
         crate::support::write_executable(&self.reviewer_path(), &format!("{PROLOGUE}{body}\n"));
     }
 
-    fn spawn_hook(&self, mut event: Value, env: &[(&str, &str)]) -> Child {
+    fn spawn_hook(&self, event: Value, env: &[(&str, &str)]) -> Child {
+        self.spawn_hook_from(Path::new(HOOK), event, env)
+    }
+
+    fn spawn_hook_from(&self, program: &Path, mut event: Value, env: &[(&str, &str)]) -> Child {
         if event.get("cwd").is_none() {
             event["cwd"] = json!(self.root());
         }
-        let mut cmd = Command::new(HOOK);
+        let mut cmd = Command::new(program);
         cmd.env_remove("TASKIE_HOOK_SKIP")
             .env_remove("TASKIE_PLAN")
             .env_remove("CLAUDE_PROJECT_DIR")
@@ -198,4 +204,58 @@ pub fn tree(dir: &Path) -> Vec<String> {
     walk(dir, dir, &mut out);
     out.sort();
     out
+}
+
+/// Multiplies the kill counts for long local soaks (docs/reliability.md).
+pub fn scale() -> usize {
+    std::env::var("TASKIE_TEST_SCALE")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(1usize)
+        .max(1)
+}
+
+/// The environment variable that marks every process of one hook run: the hook passes its
+/// environment on to the guardians, the reviewers and what they start, so a marker finds
+/// them all in /proc, whichever group or parent they ended up with.
+pub const KILL_MARK: &str = "TASKIE_TEST_KILL_MARK";
+
+/// A marker value no other run shares.
+pub fn marker() -> String {
+    static N: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    format!(
+        "{}-{}",
+        std::process::id(),
+        N.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+    )
+}
+
+/// The live processes whose environment holds `TASKIE_TEST_KILL_MARK=<mark>` (zombies,
+/// dead already, do not count).
+pub fn marked(mark: &str) -> Vec<String> {
+    let needle = format!("{KILL_MARK}={mark}");
+    let mut found = Vec::new();
+    for entry in std::fs::read_dir("/proc").unwrap().flatten() {
+        let name = entry.file_name().to_string_lossy().into_owned();
+        if !name.bytes().all(|b| b.is_ascii_digit()) {
+            continue;
+        }
+        let Ok(env) = std::fs::read(entry.path().join("environ")) else {
+            continue;
+        };
+        if !env.split(|&b| b == 0).any(|v| v == needle.as_bytes()) {
+            continue;
+        }
+        let stat = std::fs::read_to_string(entry.path().join("stat")).unwrap_or_default();
+        // The state letter follows the parenthesised command name.
+        let state = stat.rsplit(')').next().unwrap_or("").trim_start();
+        if !state.starts_with('Z') {
+            let cmd = std::fs::read(entry.path().join("cmdline")).unwrap_or_default();
+            found.push(format!(
+                "{name} {}",
+                String::from_utf8_lossy(&cmd).replace('\0', " ")
+            ));
+        }
+    }
+    found
 }
