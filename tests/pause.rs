@@ -45,12 +45,12 @@ fn a_claude_usage_limit_pauses_the_plan_until_the_reset_then_the_review_runs() {
     assert!(
         msg.contains("claude:opus reached its usage limit")
             && msg.contains("resets 12:14pm (UTC)")
-            && msg.contains("paused until 2026-11-24 12:14 UTC (in 2 h 14 min)")
+            && msg.contains("paused until 2026-11-24 12:15 UTC (in 2 h 15 min)")
             && msg.contains("no failure was counted"),
         "{msg}"
     );
     let s = p.state_json();
-    assert_eq!(s["paused_until"], "2026-11-24T12:14:00Z");
+    assert_eq!(s["paused_until"], "2026-11-24T12:15:00Z");
     assert_eq!(failures(&s), 0);
     assert_eq!(s["phase_iteration"], 0, "no review was counted");
     assert_eq!(p.last_event()["path"], "paused");
@@ -60,7 +60,7 @@ fn a_claude_usage_limit_pauses_the_plan_until_the_reset_then_the_review_runs() {
     let before = p.state_bytes();
     let msg = p.stop().message();
     assert!(
-        msg.contains("paused until 2026-11-24 12:14 UTC (in 1 h 14 min)")
+        msg.contains("paused until 2026-11-24 12:15 UTC (in 1 h 15 min)")
             && msg.contains("No reviewer ran and no failure was counted"),
         "{msg}"
     );
@@ -69,7 +69,7 @@ fn a_claude_usage_limit_pauses_the_plan_until_the_reset_then_the_review_runs() {
 
     // The first stop at or after the reset runs the review.
     p.set_reviewer(&Fake::fail());
-    p.set_env("TASKIE_TEST_NOW", &(NOW + 2 * 3600 + 14 * 60).to_string());
+    p.set_env("TASKIE_TEST_NOW", &(NOW + 2 * 3600 + 15 * 60).to_string());
     assert!(p.stop().is_block(), "the review ran and failed");
     assert_eq!(p.reviewer_calls(), 2);
     let s = p.state_json();
@@ -108,16 +108,16 @@ fn a_codex_usage_limit_pauses_until_the_local_time_it_names() {
         .env("TZ", "Asia/Kolkata")
         .codex(&Vendor::usage_limit());
     let msg = p.stop().message();
-    // 11:27 PM in Kolkata is 17:57 UTC.
+    // 11:27 PM in Kolkata is 17:57 UTC; the pause ends the minute after.
     assert!(
         msg.contains("codex:gpt-5-codex reached its usage limit")
-            && msg.contains("paused until 2026-11-24 17:57 UTC"),
+            && msg.contains("paused until 2026-11-24 17:58 UTC"),
         "{msg}"
     );
     let s = p.state_json();
     assert_eq!(
         (&s["paused_until"], failures(&s)),
-        (&json!("2026-11-24T17:57:00Z"), 0)
+        (&json!("2026-11-24T17:58:00Z"), 0)
     );
 }
 
@@ -137,7 +137,7 @@ fn a_gemini_usage_limit_pauses_for_the_suggested_delay() {
 #[test]
 fn status_shows_the_pause_and_resume_lifts_it_so_the_next_stop_reviews() {
     let p = plan_at(
-        json!({"paused_until": "2026-11-24T12:14:00Z", "paused_by": "claude:opus reached its usage limit"}),
+        json!({"paused_until": "2026-11-24T12:15:00Z", "paused_by": "claude:opus reached its usage limit"}),
         NOW,
     )
     .reviewer(&Fake::fail());
@@ -150,13 +150,13 @@ fn status_shows_the_pause_and_resume_lifts_it_so_the_next_stop_reviews() {
     assert!(
         text.contains("paused: a reviewer's usage limit")
             && text.contains(
-                "until 2026-11-24 12:14 UTC (in 2 h 14 min) (claude:opus reached its usage limit)"
+                "until 2026-11-24 12:15 UTC (in 2 h 15 min) (claude:opus reached its usage limit)"
             )
             && text.contains("taskie resume --plan p"),
         "{text}"
     );
     let j = p.taskie_json(&["status", "--json"]);
-    assert_eq!(j["paused"]["until"], "2026-11-24T12:14:00Z");
+    assert_eq!(j["paused"]["until"], "2026-11-24T12:15:00Z");
     assert_eq!(j["cycle"]["status"], "paused");
 
     p.stop();

@@ -13,7 +13,7 @@
 #   bash dist/npm/pack.sh --list-targets
 #       the target triples that have a platform package, one a line.
 #
-# Prints the path of each tarball it wrote, one a line.
+# Prints the path of each tarball it wrote, one a line; what it is doing goes to stderr.
 set -euo pipefail
 
 usage() {
@@ -67,9 +67,14 @@ out=$(cd "$out" && pwd)
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 
+# What the script is doing, on stderr (stdout carries only the tarball paths): a release
+# build takes minutes, and silence that long looks like a hang.
+say() { echo "pack.sh: $*" >&2; }
+
 # npm pack DIR into OUTDIR; prints the tarball's path.
 pack() {
   local file
+  say "packing ${1##*/} with npm pack..."
   file=$(cd "$1" && npm pack --silent --pack-destination "$out" 2>/dev/null | tail -n 1)
   [ -f "$out/$file" ] || { echo "pack.sh: npm pack of $1 wrote no tarball" >&2; exit 1; }
   echo "$out/$file"
@@ -153,11 +158,13 @@ MD
 if [ "$main_only" = 0 ]; then
   cargo_target_dir=${CARGO_TARGET_DIR:-$root/target}
   if [ -n "$target" ] && [ -z "$bin_dir" ]; then
+    say "building the release binaries for $target (cargo build --release; a first build takes a few minutes)..."
     (cd "$root" && cargo build --release --locked --target "$target" >&2)
     bin_dir="$cargo_target_dir/$target/release"
   elif [ -z "$target" ]; then
     target=$(rustc -vV | sed -n 's/^host: //p')
     if [ -z "$bin_dir" ]; then
+      say "building the release binaries for $target (cargo build --release; a first build takes a few minutes)..."
       (cd "$root" && cargo build --release --locked >&2)
       bin_dir="$cargo_target_dir/release"
     fi

@@ -85,28 +85,31 @@ struct WallClock {
 }
 
 impl WallClock {
-    /// The instant it names in `tz`: the next one after `now` when no date is given (a
-    /// time already past today is tomorrow's); without a year, this year's unless that
-    /// is more than a day gone (then next year's).
+    /// The instant it names in `tz`, plus the minute it is shown to: the CLIs print the
+    /// reset to the minute, so the first instant it has surely passed is a minute later.
+    /// Without a date, the next such time after `now`; a time up to 15 minutes gone is
+    /// the reset just passing (or the clocks differing), which waits that one minute, not
+    /// a day. Without a year, this year's unless that is more than a day gone.
     fn instant(self, now: i64, tz: &TimeZone) -> Option<i64> {
+        const SHOWN_TO: i64 = 60;
         let today = jiff::Timestamp::from_second(now)
             .ok()?
             .to_zoned_datetime(tz.clone())
             .date();
         let at = |d: Date| -> Option<i64> {
             let dt = DateTime::from_parts(d, jiff::civil::time(self.hour, self.minute, 0, 0));
-            Some(
-                dt.to_zoned_datetime(tz.clone())
-                    .ok()?
-                    .timestamp()
-                    .as_second(),
-            )
+            let t = dt
+                .to_zoned_datetime(tz.clone())
+                .ok()?
+                .timestamp()
+                .as_second();
+            Some(t + SHOWN_TO)
         };
         match self.date {
             None => {
                 let t = at(today)?;
-                if t > now {
-                    Some(t)
+                if t > now - 15 * 60 {
+                    Some(t.max(now + SHOWN_TO))
                 } else {
                     at(today.tomorrow().ok()?)
                 }
@@ -208,23 +211,24 @@ mod tests {
 
     #[test]
     fn claude_resets_at_the_next_such_time_in_the_named_zone() {
-        // 5:44am in Kolkata (UTC+5:30) is 00:14 UTC; at 10:00 UTC that is tomorrow's.
+        // 5:44am in Kolkata (UTC+5:30) is 00:14 UTC; at 10:00 UTC that is tomorrow's, and
+        // the pause ends the minute after the one shown.
         let t = claude_reset(
             "You've hit your 5-hour limit · resets 5:44am (Asia/Kolkata)",
             NOW,
             &known,
         );
-        assert_eq!(stamp(t.unwrap()), "2026-11-25T00:14:00Z");
+        assert_eq!(stamp(t.unwrap()), "2026-11-25T00:15:00Z");
         let t = claude_reset(
             "You've hit your 5-hour limit · resets 12:14pm (UTC)",
             NOW,
             &known,
         );
-        assert_eq!(stamp(t.unwrap()), "2026-11-24T12:14:00Z");
+        assert_eq!(stamp(t.unwrap()), "2026-11-24T12:15:00Z");
         let t = claude_reset("resets 12:14am (UTC)", NOW, &known);
-        assert_eq!(stamp(t.unwrap()), "2026-11-25T00:14:00Z");
+        assert_eq!(stamp(t.unwrap()), "2026-11-25T00:15:00Z");
         let t = claude_reset("resets 5pm (UTC)", NOW, &known);
-        assert_eq!(stamp(t.unwrap()), "2026-11-24T17:00:00Z");
+        assert_eq!(stamp(t.unwrap()), "2026-11-24T17:01:00Z");
     }
 
     #[test]
@@ -234,17 +238,26 @@ mod tests {
             NOW,
             &known,
         );
-        assert_eq!(stamp(t.unwrap()), "2026-11-26T23:13:00Z");
+        assert_eq!(stamp(t.unwrap()), "2026-11-26T23:14:00Z");
         // A date early in the year, read in December, is next year's.
         let t = claude_reset("resets Jan 2, 1:00am (UTC)", NOW, &known);
-        assert_eq!(stamp(t.unwrap()), "2027-01-02T01:00:00Z");
+        assert_eq!(stamp(t.unwrap()), "2027-01-02T01:01:00Z");
     }
 
     #[test]
     fn an_unknown_zone_is_read_as_the_earliest_instant_it_can_mean() {
         let t = claude_reset("resets 5:44am (Mars/Olympus)", NOW, &known);
-        // 05:44 at UTC+14 is 15:44 UTC the day before: tomorrow's 05:44 there.
-        assert_eq!(stamp(t.unwrap()), "2026-11-24T15:44:00Z");
+        // 05:44 at UTC+14 is 15:44 UTC the day before: tomorrow's 05:44 there (+1 min).
+        assert_eq!(stamp(t.unwrap()), "2026-11-24T15:45:00Z");
+    }
+
+    #[test]
+    fn a_reset_time_just_passed_waits_a_minute_not_a_day() {
+        // 10:00 UTC now; "resets 9:59am" is the reset passing as it was printed.
+        let t = claude_reset("resets 9:59am (UTC)", NOW, &known);
+        assert_eq!(t, Some(NOW + 60));
+        let t = claude_reset("resets 9:40am (UTC)", NOW, &known);
+        assert_eq!(stamp(t.unwrap()), "2026-11-25T09:41:00Z");
     }
 
     #[test]
@@ -266,15 +279,15 @@ mod tests {
         let words = "You\u{2019}ve hit your usage limit. Upgrade to Pro (https://chatgpt.com/explore/pro), or try again at 11:27 PM.";
         assert!(is_codex_usage_limit(words));
         let t = codex_reset(words, NOW, &kolkata);
-        assert_eq!(stamp(t.unwrap()), "2026-11-24T17:57:00Z");
+        assert_eq!(stamp(t.unwrap()), "2026-11-24T17:58:00Z");
         let t = codex_reset(words, NOW, &TimeZone::UTC);
-        assert_eq!(stamp(t.unwrap()), "2026-11-24T23:27:00Z");
+        assert_eq!(stamp(t.unwrap()), "2026-11-24T23:28:00Z");
         let t = codex_reset(
             "You\u{2019}ve hit your usage limit. … try again at Nov 26th, 2026 12:17 AM.",
             NOW,
             &TimeZone::UTC,
         );
-        assert_eq!(stamp(t.unwrap()), "2026-11-26T00:17:00Z");
+        assert_eq!(stamp(t.unwrap()), "2026-11-26T00:18:00Z");
         assert!(!is_codex_usage_limit(
             "exceeded retry limit, last status: 429 Too Many Requests"
         ));
