@@ -99,6 +99,7 @@ pub fn review(project: &Project, f: &Facts, due: &Due, config: &Config, run: &St
         reviewer,
         log: &log,
         budget: due.budget_left,
+        gate: None,
     };
     let attempt = match reviewer.kind {
         Kind::Claude => claude::attempt(&job, &review_path, &review_rel),
@@ -112,7 +113,7 @@ pub fn review(project: &Project, f: &Facts, due: &Due, config: &Config, run: &St
             // claude wrote (or was given) the review file; the others answer with text.
             if reviewer.kind != Kind::Claude
                 && !review_path.exists()
-                && let Err(e) = atomic::write(&review_path, said.text.as_bytes())
+                && let Err(e) = atomic::replace(&review_path, said.text.as_bytes())
             {
                 kinds::Failure::new(
                     ReviewerError::Reported(format!("cannot write the review file: {e}")),

@@ -55,7 +55,7 @@ pub fn set(project: &Project, key: &Key, n: u64) -> std::io::Result<()> {
         )));
     }
     fs_err::create_dir_all(&dir)?;
-    atomic::write(&path, format!("{n}\n").as_bytes())
+    atomic::replace(&path, format!("{n}\n").as_bytes())
 }
 
 #[cfg(test)]
