@@ -725,3 +725,21 @@ fn a_review_forces_only_its_review_file_then_state_json_to_disk() {
     .gemini(&Vendor::pass());
     assert_eq!(fsyncs(panel), want);
 }
+
+#[test]
+fn a_panel_member_starts_only_once_every_member_is_set_up() {
+    // Issue 20: members used to start each right after its own setup, so a slow setup
+    // (here codex's, made 300 ms slower; it writes codex's schema file) started the
+    // panel staggered. Claude's fake notes whether codex's setup was done when it started.
+    let p = plan_review(
+        json!({"reviewers": ["claude:opus", "codex:gpt-5-codex"], "review_mode": "panel"}),
+    )
+    .reviewer(&Fake::pass().extra(
+        "if [ -e .taskie/logs/codex-output-schema.json ]; then echo set; else echo early; fi > \"$here/others\"",
+    ))
+    .codex(&Vendor::pass())
+    .env("TASKIE_TEST_PAUSE_AT", "slow:member-setup:2-codex");
+    let msg = p.stop().message();
+    assert!(msg.contains("plan-review passed"), "{msg}");
+    assert_eq!(p.reviewer_saw("others").trim(), "set");
+}

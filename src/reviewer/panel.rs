@@ -32,6 +32,7 @@ pub fn run(project: &Project, f: &Facts, due: &Due, config: &Config, stamp: &str
                 let spawned = std::thread::Builder::new().spawn_scoped(scope, move || {
                     // Dropped last, so a member that never starts still lets the others go.
                     let ticket = Ticket::new(line);
+                    atomic::pause_point("member-setup", std::path::Path::new(&member));
                     let log = log::path(project, f, due, stamp, Some(&member));
                     let job = Job {
                         project,

@@ -94,7 +94,8 @@ fn sync(file: &std::fs::File, path: &Path) -> io::Result<()> {
 /// microseconds, and proving crash consistency there is the point. `panic:<point>:<file
 /// name>` panics there instead, to prove that a panic never reaches the user
 /// (tests/hook.rs). `mark:<point>:<file name>` only announces it and goes on, so a test can
-/// aim kills at the instants that follow (tests/kill_soak.rs). Compiled only with debug assertions, as `cargo test` builds the
+/// aim kills at the instants that follow (tests/kill_soak.rs). `slow:<point>:<file name>`
+/// makes that step take 300 ms longer, so a test can tell what waits for it. Compiled only with debug assertions, as `cargo test` builds the
 /// binaries; a release build has no such environment variable (docs/reliability.md).
 #[cfg(debug_assertions)]
 pub fn pause_point(point: &str, path: &Path) {
@@ -111,6 +112,8 @@ pub fn pause_point(point: &str, path: &Path) {
         panic!("test panic at {here}");
     } else if want.strip_prefix("mark:") == Some(here.as_str()) {
         eprintln!("taskie-hook: test mark at {here}");
+    } else if want.strip_prefix("slow:") == Some(here.as_str()) {
+        std::thread::sleep(Duration::from_millis(300));
     }
 }
 
