@@ -3,7 +3,7 @@
 
 use crate::commands::Invocation;
 use crate::commands::mark::Mark;
-use crate::commands::{advance, continue_plan, init, mark, state, status, validate};
+use crate::commands::{advance, continue_plan, init, mark, resume, state, status, validate};
 use crate::error::Error;
 use crate::hook::{self, dry_run};
 use clap::{Args, Parser, Subcommand};
@@ -50,6 +50,8 @@ pub enum Command {
     State(StateCommand),
     /// After a hard stop: accept the current review cycle as passed and move on.
     Advance(PlanArg),
+    /// Lift a reviewer usage-limit pause: the next stop runs the review.
+    Resume(PlanArg),
     /// Run the Stop hook, exactly as taskie-hook does.
     Hook(HookArgs),
 }
@@ -304,6 +306,7 @@ fn dispatch(command: Command, inv: &Invocation, out: &mut dyn Write) -> Result<(
             state::set(inv, plan.plan.as_deref(), &assignments, out)
         }
         Command::Advance(p) => advance::run(inv, p.plan.as_deref(), out),
+        Command::Resume(p) => resume::run(inv, p.plan.as_deref(), out),
         Command::Hook(args) => {
             run_hook(&args);
             Ok(())

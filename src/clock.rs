@@ -54,6 +54,21 @@ impl Utc {
     }
 }
 
+/// Now in Unix seconds, for the usage-limit pause (SPEC §22): `TASKIE_TEST_NOW` when set
+/// to a whole number, so tests reach a reset time without sleeping; the system clock
+/// otherwise.
+pub fn now_unix() -> i64 {
+    if let Some(t) = crate::env::Var::TestNow
+        .get()
+        .and_then(|t| t.trim().parse::<i64>().ok())
+    {
+        return t;
+    }
+    SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs() as i64)
+}
+
 /// Days since 1970-01-01 to (year, month, day) in the proleptic Gregorian calendar,
 /// by counting 400-year eras from 0000-03-01 so leap days fall at the end of a year.
 fn civil_from_days(days: i64) -> (i64, u32, u32) {

@@ -28,6 +28,9 @@ pub enum Var {
     Home,
     /// Test builds only: hold the hook at a named point (`store/atomic.rs`).
     TestPauseAt,
+    /// Tests only: the time (Unix seconds) the usage-limit pause takes as now (`clock.rs`),
+    /// so a test reaches a reset time without sleeping.
+    TestNow,
 }
 
 impl Var {
@@ -54,6 +57,7 @@ impl Var {
             Var::XdgCacheHome => "XDG_CACHE_HOME",
             Var::Home => "HOME",
             Var::TestPauseAt => "TASKIE_TEST_PAUSE_AT",
+            Var::TestNow => "TASKIE_TEST_NOW",
         }
     }
 
@@ -89,6 +93,7 @@ impl Var {
             Var::XdgCacheHome => "where the version notice remembers sessions",
             Var::Home => "~/.cache when XDG_CACHE_HOME is unset",
             Var::TestPauseAt => "test builds only",
+            Var::TestNow => "tests only: the Unix time the usage-limit pause takes as now",
         }
     }
 
@@ -109,7 +114,7 @@ impl Var {
     fn in_help(self) -> bool {
         !matches!(
             self,
-            Var::Home | Var::TestPauseAt | Var::NoColor | Var::Term
+            Var::Home | Var::TestPauseAt | Var::TestNow | Var::NoColor | Var::Term
         )
     }
 

@@ -46,9 +46,9 @@ fn status_json_reports_every_part_of_the_plan() {
     assert_eq!(
         v["tasks"],
         json!([
-            {"id": "1", "status": "done", "finished": true, "current": false},
-            {"id": "2", "status": "in progress", "finished": false, "current": true},
-            {"id": "3", "status": "pending", "finished": false, "current": false},
+            {"id": "1", "title": "Task 1", "status": "done", "finished": true, "current": false},
+            {"id": "2", "title": "Task 2", "status": "in progress", "finished": false, "current": true},
+            {"id": "3", "title": "Task 3", "status": "pending", "finished": false, "current": false},
         ])
     );
     let r = &v["reviews"];
@@ -229,8 +229,8 @@ fn state_get_prints_every_field_or_one_value() {
     assert_eq!(v["review_failures"], 0, "defaults are filled in");
     assert_eq!(
         v.as_object().unwrap().len(),
-        14,
-        "the 11 of SPEC §3 and the 3 of §18"
+        16,
+        "the 11 of SPEC §3, the 3 of §18 and the 2 of §22"
     );
     assert_eq!(p.run_taskie(&["state", "get", "tdd"]).ok(), "false\n");
     assert_eq!(

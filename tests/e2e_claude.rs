@@ -12,6 +12,7 @@ use serde_json::json;
 use std::io::Write;
 use std::path::Path;
 use std::process::{Command, Stdio};
+use std::str::FromStr;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -59,8 +60,14 @@ fn agent_turn(project: &Path, home: &Path, api: &FakeApi, prompt: &str) -> CliRe
 
 /// One stop of `taskie-hook`, as Claude Code would run it, with the real CLI as reviewer.
 fn hook_stop(p: &Project, api: &FakeApi, home: &Path) -> Run {
+    hook_stop_with(p, api, home, |_| {})
+}
+
+/// [`hook_stop`] with the environment adjusted by `adjust`.
+fn hook_stop_with(p: &Project, api: &FakeApi, home: &Path, adjust: impl Fn(&mut Command)) -> Run {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_taskie-hook"));
     cli_env(&mut cmd, &api.base_url(), home);
+    adjust(&mut cmd);
     let mut child = cmd
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -153,6 +160,85 @@ fn an_api_outage_fails_the_review_within_a_few_attempts_in_the_clis_words() {
         api.requests().len()
     );
     assert_eq!(p.state_json()["review_failures"], 1);
+}
+
+/// SPEC §22 with the real CLI: signed in with a subscription (OAuth credentials, no API
+/// key), the API answers the reviewer with the 5-hour usage limit; the plan pauses until
+/// the reset the CLI names (in the machine's zone), no reviewer runs before it, and the
+/// first stop after it runs the review. Time moves with `TASKIE_TEST_NOW`.
+#[test]
+fn a_real_reviewer_at_its_usage_limit_pauses_the_plan_and_reviews_after_the_reset() {
+    let p = Project::new().plan("p").state(due("plan-review"));
+    let home = tempfile::tempdir().unwrap();
+    std::fs::create_dir_all(home.path().join(".claude")).unwrap();
+    std::fs::write(
+        home.path().join(".claude/.credentials.json"),
+        r#"{"claudeAiOauth":{"accessToken":"sk-ant-oat01-test","refreshToken":"sk-ant-ort01-test","expiresAt":4102444800000,"scopes":["user:inference","user:profile"],"subscriptionType":"max"}}"#,
+    )
+    .unwrap();
+    let now = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64;
+    // Two hours and a bit ahead, on a whole minute: the CLI prints the reset to the minute.
+    let reset = (now / 60 + 125) * 60;
+    let limited = Arc::new(std::sync::atomic::AtomicBool::new(true));
+    let api = {
+        let limited = Arc::clone(&limited);
+        FakeApi::start(move |r| {
+            if limited.load(Ordering::SeqCst) {
+                Reply::usage_limit(reset)
+            } else {
+                review_reply(r, "FAIL", "Step 2 has no test")
+            }
+        })
+    };
+    let stop_at = |t: i64| {
+        hook_stop_with(&p, &api, home.path(), |cmd| {
+            cmd.env_remove("ANTHROPIC_API_KEY")
+                .env("TZ", "Asia/Kolkata")
+                .env("TASKIE_TEST_NOW", t.to_string());
+        })
+    };
+    let msg = stop_at(now).message();
+    assert!(
+        msg.contains("claude:opus reached its usage limit")
+            && msg.contains("(Asia/Kolkata)")
+            && msg.contains("no failure was counted"),
+        "{msg}"
+    );
+    let s = p.state_json();
+    let until = s["paused_until"]
+        .as_str()
+        .expect("paused_until is set")
+        .to_string();
+    let until_unix = jiff::Timestamp::from_str(&until).unwrap().as_second();
+    assert_eq!(
+        until_unix,
+        reset + 60,
+        "the minute after the reset the CLI named"
+    );
+    assert_eq!(s.get("review_failures"), None, "no failure counted: {s}");
+    let calls = api.requests().len();
+
+    // An hour later: still paused, the reviewer does not run.
+    let msg = stop_at(now + 3600).message();
+    assert!(msg.contains("No reviewer ran"), "{msg}");
+    assert_eq!(api.requests().len(), calls);
+
+    // After the reset: the review runs and blocks with its finding.
+    limited.store(false, Ordering::SeqCst);
+    let run = stop_at(until_unix);
+    assert!(
+        run.reason().contains("- Step 2 has no test"),
+        "{}",
+        run.reason()
+    );
+    let s = p.state_json();
+    assert_eq!(
+        (&s["paused_until"], &s["phase_iteration"]),
+        (&json!(null), &json!(1))
+    );
 }
 
 #[test]

@@ -259,6 +259,7 @@ fn task_rows() -> impl Strategy<Value = Vec<TaskRow>> {
             .prop_map(|(id, status)| TaskRow {
                 id: id.into(),
                 status: status.into(),
+                title: String::new(),
             }),
         0..4,
     )

@@ -11,7 +11,7 @@ use serde_json::json;
 
 /// Asserts snapshot `name` of `text`, with this project's temporary paths and every
 /// timestamp replaced by placeholders.
-fn check(p: &Project, name: &str, text: &str) {
+pub fn check(p: &Project, name: &str, text: &str) {
     let tmp = p.root().parent().unwrap().display().to_string();
     let mut settings = insta::Settings::clone_current();
     settings.set_prepend_module_to_snapshot(false);

@@ -16,6 +16,7 @@ pub mod advance;
 pub mod continue_plan;
 pub mod init;
 pub mod mark;
+pub mod resume;
 pub mod state;
 pub mod status;
 pub mod validate;

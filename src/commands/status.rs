@@ -6,6 +6,7 @@ use crate::commands::Invocation;
 use crate::error::Error;
 use crate::model::cycle::{self, MAX_REVIEW_FAILURES};
 use crate::model::facts::Facts;
+use crate::model::pause;
 use crate::model::phase::{Phase, Review};
 use crate::model::plan_file;
 use crate::model::plan_file::PlanFile;
@@ -44,6 +45,19 @@ pub struct Report {
     /// The review the hook is running now, as it announced it in the plan lock file.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub running: Option<Running>,
+    /// A reviewer's usage-limit pause (SPEC §22), while it lasts.
+    pub paused: Option<Paused>,
+}
+
+/// A usage-limit pause still in force.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Paused {
+    /// RFC 3339, as state.json holds it.
+    pub until: String,
+    /// Who hit the limit and what it said.
+    pub by: Option<String>,
+    /// The time as people read it, with what is left.
+    pub when: String,
 }
 
 /// The spend of the current (or just passed) cycle and of the whole plan.
@@ -110,6 +124,8 @@ pub enum CycleStatus {
     PostReviewOwed,
     /// The hook will not run another review until a human decides.
     HardStop,
+    /// A reviewer's usage limit: the review runs at the first stop after it resets.
+    Paused,
     /// max_reviews is 0: the hook moves past the review without running it.
     ReviewsDisabled,
     /// The cycle ended; the plan has moved on.
@@ -122,6 +138,7 @@ impl CycleStatus {
             CycleStatus::ReviewDue => "review due at the next stop",
             CycleStatus::PostReviewOwed => "post-review owed",
             CycleStatus::HardStop => "HARD STOP",
+            CycleStatus::Paused => "paused: a reviewer's usage limit",
             CycleStatus::ReviewsDisabled => "reviews disabled",
             CycleStatus::Passed => "passed",
         }
@@ -131,6 +148,8 @@ impl CycleStatus {
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct TaskLine {
     pub id: String,
+    /// From tasks.md's title column; empty when it has none.
+    pub title: String,
     pub status: String,
     pub finished: bool,
     pub current: bool,
@@ -172,6 +191,8 @@ fn status_of(f: &Facts, s: &State, r: Review, k: u64) -> CycleStatus {
         CycleStatus::ReviewsDisabled
     } else if cycle::hard_stop(s, f.spent_usd).is_some() {
         CycleStatus::HardStop
+    } else if pause::is_paused(s.paused_until, f.now) {
+        CycleStatus::Paused
     } else {
         CycleStatus::ReviewDue
     }
@@ -208,6 +229,7 @@ pub fn build(
         .iter()
         .map(|t| TaskLine {
             id: t.id.clone(),
+            title: t.title.clone(),
             status: t.status.clone(),
             finished: t.is_finished(),
             current: current.is_some() && t.number() == current,
@@ -285,6 +307,16 @@ pub fn build(
         errors: f.errors.iter().map(ToString::to_string).collect(),
         spend: SpendReport::default(),
         running: None,
+        paused: state.and_then(|s| {
+            let until = s
+                .paused_until
+                .filter(|u| pause::is_paused(Some(*u), f.now))?;
+            Some(Paused {
+                until: pause::stamp(until),
+                by: s.paused_by.clone(),
+                when: pause::when(until, f.now),
+            })
+        }),
     }
 }
 
@@ -327,6 +359,22 @@ pub fn human(r: &Report, p: &Paint) -> String {
     }
     if let Some(c) = &r.cycle {
         cycle_lines(&mut out, p, r, c);
+    }
+    if let Some(paused) = &r.paused {
+        let by = paused
+            .by
+            .as_deref()
+            .map(|b| format!(" ({b})"))
+            .unwrap_or_default();
+        line(
+            &mut out,
+            p,
+            "Paused",
+            &p.yellow(&format!(
+                "until {}{by}: no reviewer runs before then; `taskie resume --plan {}` lifts the pause",
+                paused.when, r.plan
+            )),
+        );
     }
     spend_line(&mut out, p, &r.spend);
     tasks_lines(&mut out, p, r);
@@ -445,26 +493,47 @@ fn tasks_lines(out: &mut String, p: &Paint, r: &Report) {
         "Tasks",
         &format!("{done}/{} finished", r.tasks.len()),
     );
+    // Columns: id, status, title, each as wide as its longest entry (within limits), so
+    // the titles line up and a line fits the report's width.
+    let id_of = |t: &TaskLine| clip(&t.id, 8);
+    let status_of = |t: &TaskLine| {
+        if t.status.is_empty() {
+            "(no status)".to_string()
+        } else {
+            clip(&t.status, 16)
+        }
+    };
+    let width = |f: &dyn Fn(&TaskLine) -> String| {
+        r.tasks
+            .iter()
+            .map(|t| f(t).chars().count())
+            .max()
+            .unwrap_or(0)
+    };
+    let (id_w, status_w) = (width(&id_of), width(&status_of));
+    let current_mark = "  ← current";
+    // "  [ ] " + id + "  " + status + "  " + title (+ the current marker).
+    let room = WIDTH
+        .saturating_sub(6 + id_w + 2 + status_w + 2 + current_mark.chars().count())
+        .max(12);
     for t in &r.tasks {
         let mark = if t.finished {
             p.green("[x]")
         } else {
             p.yellow("[ ]")
         };
-        let status = if t.status.is_empty() {
-            "(no status)".to_string()
-        } else {
-            clip(&t.status, 48)
-        };
         let current = if t.current {
-            p.bold("  ← current")
+            p.bold(current_mark)
         } else {
             String::new()
         };
-        out.push_str(&format!(
-            "  {mark} {:<8} {status}{current}\n",
-            clip(&t.id, 8)
-        ));
+        let row = format!(
+            "{:<id_w$}  {:<status_w$}  {}",
+            id_of(t),
+            status_of(t),
+            clip(&t.title, room)
+        );
+        out.push_str(&format!("  {mark} {}{current}\n", row.trim_end()));
     }
 }
 
@@ -569,10 +638,12 @@ mod tests {
             TaskRow {
                 id: "1".into(),
                 status: "done".into(),
+                title: String::new(),
             },
             TaskRow {
                 id: "2".into(),
                 status: "in progress".into(),
+                title: String::new(),
             },
         ];
         let v: Vec<(u64, String)> = verdicts.iter().map(|(i, v)| (*i, v.to_string())).collect();
@@ -584,6 +655,7 @@ mod tests {
             files: &files,
             tasks: &tasks,
             spent_usd: 0.0,
+            now: 0,
             host: &crate::model::host::CLAUDE,
         };
         build(&f, ".taskie/plans/p", &v, diag)

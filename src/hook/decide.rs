@@ -7,6 +7,7 @@ use crate::hook::answer::Answer;
 use crate::hook::message;
 use crate::model::cycle::{self, Due, HardStop, Reviewed};
 use crate::model::facts::Facts;
+use crate::model::pause;
 use crate::model::phase::{self, Phase, Review};
 use crate::model::plan_file::{PlanFile, post_file, review_file};
 use crate::model::state::{State, StateError};
@@ -151,6 +152,15 @@ pub fn decide(f: &Facts) -> Step {
             rec,
         );
     }
+    // SPEC §22: a reviewer's usage limit has not reset yet: no run, no failure counted.
+    if pause::is_paused(base.paused_until, f.now) {
+        let mut rec = record(f, Branch::Paused, Some(state), None);
+        rec.review = Some(r.name());
+        rec.iteration = Some(n);
+        let until = base.paused_until.unwrap_or_default();
+        let text = message::still_paused(f.plan, r, n, base.paused_by.as_deref(), until, f.now);
+        return done(Answer::allow(text), None, rec);
+    }
     let task = base.current_task.filter(|_| r == Review::Code);
     let (reviewers, panel, budget_left) = cycle::reviewers_for(&base, n, f.spent_usd);
     let model = cycle::reviewer_label(&base, n);
@@ -181,9 +191,23 @@ pub fn conclude(f: &Facts, due: &Due, reviewed: &Reviewed) -> Outcome {
             // Only the failure count changes: the agent cannot fix a broken reviewer.
             let mut next = due.read.clone();
             next.review_failures = next.review_failures.saturating_add(1);
+            // The pause is over: this run was the review it waited for.
+            next.paused_until = None;
+            next.paused_by = None;
             rec.reviewer_exit = *exit;
             rec.after(&next);
             let text = message::reviewer_failed(f.plan, due, reason, log, next.review_failures);
+            return finish(Answer::allow(text), Some(next), rec);
+        }
+        Reviewed::Paused { until, by, log } => {
+            // Not a failure: the count stays, and the first stop after the reset runs
+            // the review again (SPEC §22).
+            let mut next = due.read.clone();
+            next.paused_until = Some(*until);
+            next.paused_by = Some(by.clone());
+            rec.path = Branch::Paused;
+            rec.after(&next);
+            let text = message::paused(f.plan, due, by, *until, f.now, log);
             return finish(Answer::allow(text), Some(next), rec);
         }
         Reviewed::Verdict {
@@ -206,6 +230,8 @@ pub fn conclude(f: &Facts, due: &Due, reviewed: &Reviewed) -> Outcome {
     };
     next.review_model = phase::toggle_model(&next.review_model).to_owned();
     next.review_failures = 0;
+    next.paused_until = None;
+    next.paused_by = None;
     let streak = next.consecutive_clean;
 
     if streak >= next.clean_reviews_required {
@@ -524,6 +550,71 @@ mod tests {
         assert_eq!(o.write, Some(expected));
         assert!(!o.answer.is_block());
         assert_eq!(o.record.path, Branch::ReviewerFailed);
+    }
+
+    const UNTIL: &str = "2026-11-24T23:27:00Z";
+    /// 2026-11-24T23:27:00Z in Unix seconds.
+    const UNTIL_UNIX: i64 = 1_795_562_820;
+
+    #[test]
+    fn a_usage_limit_pauses_without_counting_a_failure() {
+        let p = plan(r#"{"next_phase":"plan-review","review_failures":1}"#).now(UNTIL_UNIX - 3600);
+        let f = p.facts();
+        let d = due(decide(&f));
+        let o = conclude(
+            &f,
+            &d,
+            &Reviewed::Paused {
+                until: UNTIL_UNIX,
+                by: "claude:opus reached its usage limit".into(),
+                log: "l".into(),
+            },
+        );
+        let mut expected = d.read.clone();
+        expected.paused_until = Some(UNTIL_UNIX);
+        expected.paused_by = Some("claude:opus reached its usage limit".into());
+        assert_eq!(o.write, Some(expected));
+        assert!(!o.answer.is_block());
+        assert_eq!(o.record.path, Branch::Paused);
+        let text = o.answer.text().unwrap();
+        assert!(
+            text.contains("paused until 2026-11-24 23:27 UTC (in 1 h)")
+                && text.contains("no failure was counted"),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_paused_plan_runs_no_reviewer_until_the_reset_and_then_does() {
+        let state = format!(
+            r#"{{"next_phase":"plan-review","paused_until":"{UNTIL}","paused_by":"claude:opus reached its usage limit"}}"#
+        );
+        let o = done(decide(&plan(&state).now(UNTIL_UNIX - 1).facts()));
+        assert_eq!((o.record.path, o.write.clone()), (Branch::Paused, None));
+        let text = o.answer.text().unwrap();
+        assert!(
+            text.contains("claude:opus reached its usage limit")
+                && text.contains("No reviewer ran and no failure was counted"),
+            "{text}"
+        );
+        let p = plan(&state).now(UNTIL_UNIX);
+        let f = p.facts();
+        let d = due(decide(&f));
+        // Whatever the review then says, the pause is over.
+        let after = conclude(&f, &d, &verdict(Verdict::Fail)).write.unwrap();
+        assert_eq!((after.paused_until, after.paused_by), (None, None));
+        let failed = conclude(
+            &f,
+            &d,
+            &Reviewed::Failed {
+                reason: "boom".into(),
+                log: "l".into(),
+                exit: Some(1),
+            },
+        )
+        .write
+        .unwrap();
+        assert_eq!((failed.paused_until, failed.review_failures), (None, 1));
     }
 
     #[test]

@@ -4,6 +4,7 @@
 use crate::model::cycle::{Due, MAX_REVIEW_FAILURES};
 use crate::model::facts::Facts;
 use crate::model::host::Client;
+use crate::model::pause;
 use crate::model::phase::{self, Phase, Review};
 use crate::model::state::StateError;
 use crate::model::text::clip;
@@ -101,6 +102,35 @@ pub fn reviewer_failed(plan: &str, due: &Due, reason: &str, log: &str, failures:
             MAX_REVIEW_FAILURES
         )
     }
+}
+
+/// A reviewer's usage limit paused the plan (SPEC §22): one message, no failure counted.
+pub fn paused(plan: &str, due: &Due, by: &str, until: i64, now: i64, log: &str) -> String {
+    format!(
+        "Taskie: plan '{plan}': the {} reviewer (review #{}) could not run: {by}. Reviews for this plan are \
+         paused until {}; no failure was counted, and the first stop after that runs the review. Log: {log}. \
+         `taskie resume --plan {plan}` runs it at the next stop instead.",
+        due.review,
+        due.iteration,
+        pause::when(until, now)
+    )
+}
+
+/// A stop while the plan is paused (SPEC §22): nothing ran.
+pub fn still_paused(
+    plan: &str,
+    r: Review,
+    n: u64,
+    by: Option<&str>,
+    until: i64,
+    now: i64,
+) -> String {
+    let by = by.map(|b| format!(" ({b})")).unwrap_or_default();
+    format!(
+        "Taskie: plan '{plan}': {r} review #{n} waits for a reviewer's usage limit to reset{by}: paused until {}. \
+         No reviewer ran and no failure was counted. `taskie resume --plan {plan}` runs it at the next stop instead.",
+        pause::when(until, now)
+    )
 }
 
 pub fn passed(r: Review, streak: u64, target: Phase) -> String {

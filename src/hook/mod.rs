@@ -125,7 +125,7 @@ impl Finished {
                     log.display()
                 );
             } else if let Err(e) =
-                fs_err::create_dir_all(&logs).and_then(|_| event_log::append(&logs, &rec))
+                project::create_runtime_dir(&logs).and_then(|_| event_log::append(&logs, &rec))
             {
                 eprintln!("taskie-hook: cannot write the event log: {e}");
             }
@@ -301,7 +301,7 @@ fn run_plan(event: &Event, project: &Project, plan: String, host: &Host) -> Fini
         Step::Done(outcome) => outcome,
         Step::HardStop(stop, record) => hard_stop(project, &facts, stop, record, true),
         Step::Review(due) => {
-            if let Err(e) = fs_err::create_dir_all(&logs) {
+            if let Err(e) = project::create_runtime_dir(&logs) {
                 return internal(format!("cannot create {}: {e}", logs.display()));
             }
             // A paid review whose outcome cannot be saved would be thrown away, and its
@@ -363,7 +363,7 @@ fn run_plan(event: &Event, project: &Project, plan: String, host: &Host) -> Fini
                     task: due.base.current_task.filter(|_| due.review == Review::Code),
                     iteration: due.iteration,
                     processes: run.reviews,
-                    reviewed: !matches!(run.reviewed, Reviewed::Failed { .. }),
+                    reviewed: matches!(run.reviewed, Reviewed::Verdict { .. }),
                     verdict: outcome.record.verdict,
                     advanced: outcome.record.path == Branch::Advanced,
                     spend: &run.spend,
@@ -442,7 +442,7 @@ pub fn hard_stop(
         let path = logs.join(diagnostics::file_name(f.plan));
         let text = diag.to_json();
         if let Err(e) =
-            fs_err::create_dir_all(&logs).and_then(|_| atomic::replace(&path, text.as_bytes()))
+            project::create_runtime_dir(&logs).and_then(|_| atomic::replace(&path, text.as_bytes()))
         {
             message.push_str(&format!(
                 " (The diagnostics file could not be written: {e}.)"

@@ -261,6 +261,14 @@ pub enum Reviewed {
         log: String,
         exit: Option<i32>,
     },
+    /// The reviewer's usage limit was reached and resets at `until` (Unix seconds): no
+    /// review and no failure; the plan waits (SPEC §22).
+    Paused {
+        until: i64,
+        /// Who hit the limit and what it said.
+        by: String,
+        log: String,
+    },
     Verdict {
         reading: Reading,
         exit: i32,
@@ -328,6 +336,7 @@ mod tests {
                 .map(|(id, s)| TaskRow {
                     id: id.to_string(),
                     status: s.to_string(),
+                    title: String::new(),
                 })
                 .collect()
         };
@@ -364,6 +373,7 @@ mod tests {
             &[TaskRow {
                 id: "1".into(),
                 status: "done".into(),
+                title: String::new(),
             }],
             5,
         );

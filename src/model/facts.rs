@@ -21,6 +21,8 @@ pub struct Facts<'a> {
     /// What the plan's logged reviews cost (SPEC §18); read only when state.json sets a
     /// budget, 0 otherwise.
     pub spent_usd: f64,
+    /// Now, in Unix seconds: whether a usage-limit pause is over (SPEC §22).
+    pub now: i64,
     /// The client the hook answers and where its plugin is (SPEC §20): how the texts
     /// name an action.
     pub host: &'a Host,
@@ -49,6 +51,7 @@ pub struct FactsBuilder {
     files: Vec<String>,
     tasks: Vec<TaskRow>,
     spent_usd: f64,
+    now: i64,
 }
 
 impl FactsBuilder {
@@ -62,6 +65,7 @@ impl FactsBuilder {
             files: Vec::new(),
             tasks: Vec::new(),
             spent_usd: 0.0,
+            now: 0,
         }
     }
 
@@ -89,6 +93,7 @@ impl FactsBuilder {
             .map(|(id, status)| TaskRow {
                 id: id.to_string(),
                 status: status.to_string(),
+                title: String::new(),
             })
             .collect();
         self
@@ -106,6 +111,11 @@ impl FactsBuilder {
 
     pub fn active(mut self, stop_hook_active: bool) -> FactsBuilder {
         self.stop_hook_active = stop_hook_active;
+        self
+    }
+
+    pub fn now(mut self, unix: i64) -> FactsBuilder {
+        self.now = unix;
         self
     }
 
@@ -128,6 +138,7 @@ impl FactsBuilder {
             files: &self.files,
             tasks: &self.tasks,
             spent_usd: self.spent_usd,
+            now: self.now,
             host: &host::CLAUDE,
         }
     }

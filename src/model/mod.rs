@@ -6,6 +6,7 @@
 pub mod cycle;
 pub mod facts;
 pub mod host;
+pub mod pause;
 pub mod phase;
 pub mod plan_file;
 pub mod reviewers;

@@ -7,6 +7,8 @@ use std::fmt;
 pub struct TaskRow {
     pub id: String,
     pub status: String,
+    /// What the task is, from the title column (empty when the table has none).
+    pub title: String,
 }
 
 impl TaskRow {
@@ -48,6 +50,9 @@ impl fmt::Display for TasksError {
 
 impl std::error::Error for TasksError {}
 
+/// Headers of the column that names a task (compared without case or emphasis).
+const TITLE_HEADERS: [&str; 6] = ["title", "task", "name", "description", "summary", "subject"];
+
 /// Parses the task table; rows come back in file order.
 pub fn parse(content: &str) -> Result<Vec<TaskRow>, TasksError> {
     // Editors on Windows may save a UTF-8 BOM; it is not content the user wrote.
@@ -80,6 +85,9 @@ pub fn parse(content: &str) -> Result<Vec<TaskRow>, TasksError> {
     };
     let id_col = find(|h| h == "id" || h == "#").unwrap_or(0);
     let status_col = find(|h| h == "status").unwrap_or(1);
+    // The task's name: a column headed like one, else the first other column.
+    let title_col = find(|h| TITLE_HEADERS.contains(&h))
+        .or_else(|| (0..header.len()).find(|i| *i != id_col && *i != status_col));
 
     // Row 2 is the separator; later separator-looking (or all-blank) rows are layout, not tasks.
     let tasks: Vec<TaskRow> = rows[2..]
@@ -91,6 +99,7 @@ pub fn parse(content: &str) -> Result<Vec<TaskRow>, TasksError> {
             TaskRow {
                 id: cell(id_col),
                 status: cell(status_col),
+                title: title_col.map(cell).unwrap_or_default(),
             }
         })
         .collect();
@@ -134,20 +143,51 @@ mod tests {
         TaskRow {
             id: id.to_string(),
             status: status.to_string(),
+            title: String::new(),
         }
+    }
+
+    /// The rows without their titles, for the tests about ids and statuses.
+    fn untitled(md: &str) -> Result<Vec<TaskRow>, TasksError> {
+        parse(md).map(|rows| {
+            rows.into_iter()
+                .map(|r| TaskRow {
+                    title: String::new(),
+                    ..r
+                })
+                .collect()
+        })
+    }
+
+    #[test]
+    fn the_title_comes_from_a_title_like_column_else_the_first_other_one() {
+        let titles =
+            |md: &str| -> Vec<String> { parse(md).unwrap().into_iter().map(|r| r.title).collect() };
+        assert_eq!(
+            titles("| Id | Status | **Task** |\n|-|-|-|\n| 1 | done | Write the parser |\n"),
+            ["Write the parser"]
+        );
+        assert_eq!(
+            titles("| # | What | Status |\n|-|-|-|\n| 1 | Parse it | done |\n"),
+            ["Parse it"]
+        );
+        assert_eq!(titles("| Id | Status |\n|-|-|\n| 1 | done |\n"), [""]);
     }
 
     #[test]
     fn simple_table_parses_in_order() {
         let md = "| Id | Title | Status |\n|---|---|---|\n| 1 | A | done |\n| 2 | B | pending |\n";
-        assert_eq!(parse(md), Ok(vec![row("1", "done"), row("2", "pending")]));
+        assert_eq!(
+            untitled(md),
+            Ok(vec![row("1", "done"), row("2", "pending")])
+        );
     }
 
     #[test]
     fn crlf_table_parses() {
         let md = "| Id | Status |\r\n|----|--------|\r\n| 1 | done |\r\n| 2 | in progress |\r\n";
         assert_eq!(
-            parse(md),
+            untitled(md),
             Ok(vec![row("1", "done"), row("2", "in progress")])
         );
     }
@@ -155,67 +195,73 @@ mod tests {
     #[test]
     fn uppercase_id_header_is_found() {
         let md = "| Title | ID | Status |\n|-|-|-|\n| A | 7 | Done |\n";
-        assert_eq!(parse(md), Ok(vec![row("7", "Done")]));
+        assert_eq!(untitled(md), Ok(vec![row("7", "Done")]));
     }
 
     #[test]
     fn hash_header_is_the_id_column() {
         let md = "| Title | # | Status |\n|-|-|-|\n| A | 3 | pending |\n";
-        assert_eq!(parse(md), Ok(vec![row("3", "pending")]));
+        assert_eq!(untitled(md), Ok(vec![row("3", "pending")]));
     }
 
     #[test]
     fn status_in_column_three_is_found() {
         let md = "| # | Title | Status | Notes |\n|---|---|---|---|\n| 1 | A | done | x |\n";
-        assert_eq!(parse(md), Ok(vec![row("1", "done")]));
+        assert_eq!(untitled(md), Ok(vec![row("1", "done")]));
     }
 
     #[test]
     fn headers_with_emphasis_are_found() {
         let md = "| Title | **ID** | `Status` |\n|-|-|-|\n| A | 2 | skipped |\n";
-        assert_eq!(parse(md), Ok(vec![row("2", "skipped")]));
+        assert_eq!(untitled(md), Ok(vec![row("2", "skipped")]));
     }
 
     #[test]
     fn without_known_headers_first_column_is_id_and_second_is_status() {
         let md = "| Task | State | Title |\n|-|-|-|\n| 1 | done | A |\n";
-        assert_eq!(parse(md), Ok(vec![row("1", "done")]));
+        assert_eq!(untitled(md), Ok(vec![row("1", "done")]));
     }
 
     #[test]
     fn only_the_missing_header_falls_back_to_its_default_column() {
         let md = "| Task | Title | Status |\n|-|-|-|\n| 4 | A | done |\n";
-        assert_eq!(parse(md), Ok(vec![row("4", "done")]));
+        assert_eq!(untitled(md), Ok(vec![row("4", "done")]));
     }
 
     #[test]
     fn missing_cell_becomes_empty_string() {
         let md = "| Id | Title | Status |\n|-|-|-|\n| 1 |\n";
-        assert_eq!(parse(md), Ok(vec![row("1", "")]));
+        assert_eq!(untitled(md), Ok(vec![row("1", "")]));
     }
 
     #[test]
     fn trailing_pipe_is_optional() {
         let md = "| Id | Status\n|---|---\n| 1 | done\n| 2 | pending |\n";
-        assert_eq!(parse(md), Ok(vec![row("1", "done"), row("2", "pending")]));
+        assert_eq!(
+            untitled(md),
+            Ok(vec![row("1", "done"), row("2", "pending")])
+        );
     }
 
     #[test]
     fn blank_lines_and_indentation_are_ignored() {
         let md = "\n  \n  | Id | Status |\n\t|---|---|\n\n   | 1 | done |   \n \n";
-        assert_eq!(parse(md), Ok(vec![row("1", "done")]));
+        assert_eq!(untitled(md), Ok(vec![row("1", "done")]));
     }
 
     #[test]
     fn later_separator_rows_are_skipped() {
         let md = "| Id | Status |\n|---|---|\n| 1 | done |\n| :-- | --: |\n| 2 | pending |\n";
-        assert_eq!(parse(md), Ok(vec![row("1", "done"), row("2", "pending")]));
+        assert_eq!(
+            untitled(md),
+            Ok(vec![row("1", "done"), row("2", "pending")])
+        );
     }
 
     #[test]
     fn utf8_bom_is_tolerated() {
         let md = "\u{feff}| Id | Status |\n|---|---|\n| 1 | done |\n";
-        assert_eq!(parse(md), Ok(vec![row("1", "done")]));
+        assert_eq!(untitled(md), Ok(vec![row("1", "done")]));
     }
 
     #[test]

@@ -170,7 +170,10 @@ fn said(
 /// A failure the CLI reported, in its own words; HTTP 429/529 and usage limits named.
 fn failure(r: &CliResult, exit: i32) -> kinds::Failure {
     let words = r.failure().unwrap_or_default();
-    if r.is_rate_limit() {
+    if r.is_usage_limit() {
+        let said = r.result_text().unwrap_or(&words);
+        kinds::limited(&words, exit).usage_limit(said)
+    } else if r.is_rate_limit() {
         kinds::limited(&words, exit)
     } else {
         kinds::reported(&words, exit)

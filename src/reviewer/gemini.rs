@@ -132,6 +132,9 @@ impl Output {
                 Some(code) => format!("{} (code {code})", e.message),
                 None => e.message.clone(),
             };
+            if crate::reviewer::limit::is_gemini_usage_limit(&e.message) {
+                return Err(kinds::limited(&words, exit).usage_limit(&e.message));
+            }
             return Err(kinds::reported(&words, exit));
         }
         if exit != 0 {

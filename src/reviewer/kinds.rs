@@ -188,11 +188,41 @@ pub struct Said {
 pub struct Failure {
     pub error: ReviewerError,
     pub exit: Option<i32>,
+    /// The reviewer's own words when they are its usage-limit answer (SPEC §22), which
+    /// may say when the limit resets.
+    pub usage_limit: Option<String>,
 }
 
 impl Failure {
     pub fn new(error: ReviewerError, exit: Option<i32>) -> Failure {
-        Failure { error, exit }
+        Failure {
+            error,
+            exit,
+            usage_limit: None,
+        }
+    }
+
+    /// This failure, marked as `words` being the reviewer's usage-limit answer.
+    pub fn usage_limit(mut self, words: &str) -> Failure {
+        self.usage_limit = Some(words.trim().to_owned());
+        self
+    }
+
+    /// How the run ended for the decision: a pause until the limit resets when the
+    /// answer says when (SPEC §22), else a failure. `now` is Unix seconds.
+    pub fn concluded(&self, reviewer: &Reviewer, log: &str, now: i64) -> Reviewed {
+        let pause = self.usage_limit.as_deref().and_then(|words| {
+            let until = crate::reviewer::limit::reset(reviewer.kind, words, now)?;
+            Some(Reviewed::Paused {
+                until,
+                by: format!(
+                    "{reviewer} reached its usage limit (\"{}\")",
+                    clip(&words.replace('\n', " "), 200)
+                ),
+                log: log.into(),
+            })
+        });
+        pause.unwrap_or_else(|| self.reviewed(log))
     }
 
     pub fn reviewed(&self, log: &str) -> Reviewed {

@@ -19,6 +19,7 @@ pub mod error;
 pub mod gemini;
 pub mod guardian;
 pub mod kinds;
+pub mod limit;
 pub mod log;
 pub mod panel;
 pub mod process;
@@ -108,7 +109,7 @@ pub fn review(project: &Project, f: &Facts, due: &Due, config: &Config, run: &St
     };
     let reviews = u64::from(attempt.started);
     let reviewed = match attempt.result {
-        Err(failure) => failure.reviewed(&attempt.log),
+        Err(failure) => failure.concluded(reviewer, &attempt.log, f.now),
         Ok(said) => {
             // claude wrote (or was given) the review file; the others answer with text.
             if reviewer.kind != Kind::Claude

@@ -21,6 +21,10 @@ pub struct CliResult {
     pub errors: Vec<Value>,
     #[serde(default)]
     pub api_error_status: Option<Value>,
+    /// The kind of API error: `usage_limit_reached` for a subscription's usage limit
+    /// (SPEC §22), whose `result` says when it resets.
+    #[serde(default)]
+    pub api_error: Option<Value>,
     #[serde(default)]
     pub total_cost_usd: Option<f64>,
     #[serde(default)]
@@ -99,6 +103,15 @@ impl CliResult {
             || self
                 .failure()
                 .is_some_and(|t| t.to_ascii_lowercase().contains("usage limit"))
+    }
+
+    /// The usage limit of a subscription (`api_error: "usage_limit_reached"`), not a plain
+    /// throttle: its words say when the limit resets (SPEC §22).
+    pub fn is_usage_limit(&self) -> bool {
+        self.api_error
+            .as_ref()
+            .and_then(Value::as_str)
+            .is_some_and(|e| e == "usage_limit_reached")
     }
 
     fn api_status(&self) -> Option<u64> {

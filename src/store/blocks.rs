@@ -54,7 +54,7 @@ pub fn set(project: &Project, key: &Key, n: u64) -> std::io::Result<()> {
             dir.display()
         )));
     }
-    fs_err::create_dir_all(&dir)?;
+    crate::store::project::create_runtime_dir(&dir)?;
     atomic::replace(&path, format!("{n}\n").as_bytes())
 }
 

@@ -25,6 +25,8 @@ pub enum Branch {
     HardStop,
     PreconditionMissing,
     ReviewerFailed,
+    /// A reviewer's usage limit paused the plan, or the plan is still paused (SPEC §22).
+    Paused,
     ReviewBlocked,
     Advanced,
     Locked,

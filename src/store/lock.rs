@@ -98,7 +98,7 @@ impl PlanLock {
 
 /// Takes the lock without waiting; `Ok(None)` when another process holds it.
 pub fn try_lock(locks: &Path, plan: &str) -> io::Result<Option<PlanLock>> {
-    fs_err::create_dir_all(locks)?;
+    crate::store::project::create_runtime_dir(locks)?;
     let path = locks.join(format!("{plan}.lock"));
     // O_NOFOLLOW: a lock file planted as a symbolic link would make `create` write a file
     // wherever it points; opening it fails instead (ELOOP), and the hook changes nothing.

@@ -53,6 +53,36 @@ impl Project {
     }
 }
 
+/// What Taskie writes into each runtime directory it creates (`logs`, `locks`, `blocks`,
+/// `sessions` under `.taskie/`): their files are this machine's, not the project's, and
+/// a `git add -A` must not commit them. An ignore file inside the directory covers it
+/// (and itself) without touching the user's own `.gitignore`.
+pub const RUNTIME_IGNORE: &str =
+    "# Written by Taskie: this directory holds runtime files, not project history.\n*\n";
+
+/// Creates a runtime directory (and its parents) like `create_dir_all`, writing
+/// [`RUNTIME_IGNORE`] as its `.gitignore` when this call created it. An existing
+/// directory is left as it is: the user may have chosen to commit it. The ignore file
+/// is a courtesy: failing to write it (a full disk) never fails what needed the directory.
+pub fn create_runtime_dir(dir: &Path) -> std::io::Result<()> {
+    if dir.is_dir() {
+        return Ok(());
+    }
+    fs_err::create_dir_all(dir)?;
+    // create_new: never overwrite, and never follow a link planted in its place.
+    let path = dir.join(".gitignore");
+    if let Ok(mut f) = std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .open(&path)
+        && std::io::Write::write_all(&mut f, RUNTIME_IGNORE.as_bytes()).is_err()
+    {
+        // A cut-off rule could ignore too little or too much: better none.
+        let _ = std::fs::remove_file(&path);
+    }
+    Ok(())
+}
+
 /// The project containing `start` (SPEC §5 step 4): the nearest directory from `start`
 /// upwards that has a `.taskie/` directory, found the way git finds `.git/`, so the hook
 /// and `taskie` work from any subdirectory. The search goes no higher than `ceiling`

@@ -151,7 +151,7 @@ pub fn bind(project: &Project, session: &SessionId, plan: &str) -> std::io::Resu
             dir.display()
         )));
     }
-    fs_err::create_dir_all(&dir)?;
+    crate::store::project::create_runtime_dir(&dir)?;
     let now = SystemTime::now();
     if let Ok(entries) = std::fs::read_dir(&dir) {
         for entry in entries.flatten() {

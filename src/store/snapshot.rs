@@ -25,6 +25,8 @@ pub struct Gathered {
     /// What the plan's logged reviews cost; read only when state.json sets
     /// `max_cost_usd`, so a plan without a budget never reads the event log here.
     pub spent_usd: f64,
+    /// When the plan was read (Unix seconds, `TASKIE_TEST_NOW` in tests).
+    pub now: i64,
 }
 
 impl Gathered {
@@ -92,6 +94,7 @@ impl Gathered {
             tasks,
             state,
             spent_usd,
+            now: crate::clock::now_unix(),
         })
     }
 
@@ -104,6 +107,7 @@ impl Gathered {
             files: &self.files,
             tasks: &self.tasks,
             spent_usd: self.spent_usd,
+            now: self.now,
             host: &crate::model::host::CLAUDE,
         }
     }

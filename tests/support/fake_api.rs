@@ -196,6 +196,8 @@ pub struct Reply {
     pub stop_reason: Option<String>,
     /// Answer with this HTTP error instead: (status, error type, message).
     pub error: Option<(u16, String, String)>,
+    /// Headers sent with the error.
+    pub headers: Vec<(String, String)>,
 }
 
 impl Reply {
@@ -222,6 +224,32 @@ impl Reply {
             error,
             ..Reply::default()
         }
+    }
+
+    /// A subscription's 5-hour usage limit, resetting at `reset` (Unix seconds), as the
+    /// API answers it (shared/clients.md): 429 with the unified rate-limit headers. The
+    /// CLI reports it as a usage limit only when signed in with OAuth credentials.
+    pub fn usage_limit(reset: i64) -> Reply {
+        let mut reply = Reply::http_error(
+            429,
+            "rate_limit_error",
+            "This request would exceed your account's rate limit. Please try again later.",
+        );
+        reply.headers = vec![
+            (
+                "anthropic-ratelimit-unified-representative-claim".into(),
+                "five_hour".into(),
+            ),
+            (
+                "anthropic-ratelimit-unified-status".into(),
+                "rejected".into(),
+            ),
+            (
+                "anthropic-ratelimit-unified-reset".into(),
+                reset.to_string(),
+            ),
+        ];
+        reply
     }
 }
 
@@ -389,7 +417,9 @@ static NEXT_ID: AtomicU64 = AtomicU64::new(1);
 
 fn respond(req: &Request, reply: &Reply) -> Response {
     if let Some((status, kind, message)) = &reply.error {
-        return error_response(*status, kind, message);
+        let mut response = error_response(*status, kind, message);
+        response.headers = reply.headers.clone();
+        return response;
     }
     let n = NEXT_ID.fetch_add(1, Ordering::Relaxed);
     let mut blocks: Vec<OutBlock> = reply

@@ -71,6 +71,8 @@ pub struct Response {
     /// Server-sent events (no length: the body ends at the close), else JSON.
     pub sse: bool,
     pub body: Vec<u8>,
+    /// Extra headers, e.g. a rate limit's.
+    pub headers: Vec<(String, String)>,
 }
 
 impl Response {
@@ -79,6 +81,7 @@ impl Response {
             status,
             sse: false,
             body: serde_json::to_vec(body).expect("response serializes"),
+            headers: Vec::new(),
         }
     }
 
@@ -88,6 +91,7 @@ impl Response {
             status: 200,
             sse: true,
             body: body.into_bytes(),
+            headers: Vec::new(),
         }
     }
 }
@@ -302,6 +306,9 @@ fn write_response(stream: &mut TcpStream, r: &Response) -> io::Result<()> {
             "Content-Type: application/json\r\nContent-Length: {}\r\n",
             r.body.len()
         )?;
+    }
+    for (k, v) in &r.headers {
+        write!(stream, "{k}: {v}\r\n")?;
     }
     stream.write_all(b"Request-Id: req_fake\r\nConnection: close\r\n\r\n")?;
     stream.write_all(&r.body)?;

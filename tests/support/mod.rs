@@ -104,6 +104,12 @@ impl Project {
         self
     }
 
+    /// Sets (or replaces) a variable of every later command.
+    pub fn set_env(&mut self, key: &str, value: &str) {
+        self.env.retain(|(k, _)| k != key);
+        self.env.push((key.into(), value.into()));
+    }
+
     /// Replaces the fake reviewer between runs.
     pub fn set_reviewer(&self, fake: &Fake) {
         write_executable(&self.reviewer_path(), &fake.script());

@@ -11,6 +11,9 @@ pub enum Ending {
     Verdict(&'static str),
     /// Fails the way the real CLI does on HTTP 429.
     RateLimited,
+    /// Answers the way the real CLI does when the account's usage limit is reached
+    /// (`shared/clients.md`): codex names a local time, gemini a delay.
+    UsageLimit,
 }
 
 /// A fake of one vendor's CLI.
@@ -36,6 +39,12 @@ impl Vendor {
     pub fn rate_limited() -> Vendor {
         Vendor {
             ending: Ending::RateLimited,
+            sleep_secs: None,
+        }
+    }
+    pub fn usage_limit() -> Vendor {
+        Vendor {
+            ending: Ending::UsageLimit,
             sleep_secs: None,
         }
     }
@@ -88,6 +97,15 @@ impl Vendor {
                     json!({"type":"turn.failed","error":{"message":m}}),
                 ]
             }
+            Ending::UsageLimit => {
+                let m = "You\u{2019}ve hit your usage limit. Upgrade to Pro (https://chatgpt.com/explore/pro), visit https://chatgpt.com/codex/settings/usage to purchase more credits or try again at 11:27 PM.";
+                vec![
+                    json!({"type":"thread.started","thread_id":"t-1"}),
+                    json!({"type":"turn.started"}),
+                    json!({"type":"error","message":m}),
+                    json!({"type":"turn.failed","error":{"message":m}}),
+                ]
+            }
         };
         let out: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
         s.push_str(&format!(
@@ -96,7 +114,7 @@ impl Vendor {
         ));
         s.push_str(match self.ending {
             Ending::Verdict(_) => "exit 0\n",
-            Ending::RateLimited => "exit 1\n",
+            Ending::RateLimited | Ending::UsageLimit => "exit 1\n",
         });
         s
     }
@@ -118,6 +136,13 @@ impl Vendor {
                 let err = json!({"session_id":"s-1","error":{"type":"Error","message":"Resource exhausted: quota","code":429}});
                 s.push_str(&format!(
                     "echo 'Attempt 1 failed: Resource exhausted: quota. Max attempts reached' >&2\ncat >&2 <<'TASKIE_EOF'\n{err}\nTASKIE_EOF\nexit 173\n"
+                ));
+            }
+            Ending::UsageLimit => {
+                let err = json!({"session_id":"s-1","error":{"type":"Error",
+                    "message":"You have exhausted your capacity on this model. Your quota will reset after 1h0m0s.\nSuggested retry after 3600s.","code":429}});
+                s.push_str(&format!(
+                    "cat >&2 <<'TASKIE_EOF'\n{err}\nTASKIE_EOF\nexit 173\n"
                 ));
             }
         }

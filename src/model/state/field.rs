@@ -21,6 +21,8 @@ pub enum ValueKind {
     Reviewers,
     ReviewMode,
     OptionalMoney,
+    OptionalTime,
+    OptionalText,
 }
 
 impl ValueKind {
@@ -37,6 +39,10 @@ impl ValueKind {
             }
             ValueKind::ReviewMode => "\"alternate\" or \"panel\"".into(),
             ValueKind::OptionalMoney => "an amount of US dollars ≥ 0, or null".into(),
+            ValueKind::OptionalTime => {
+                "null or an RFC 3339 instant such as \"2026-11-24T23:27:00Z\"".into()
+            }
+            ValueKind::OptionalText => "a string, or null".into(),
         }
     }
 }
@@ -81,6 +87,15 @@ pub enum Slot {
         get: fn(&State) -> Option<f64>,
         set: fn(&mut State, Option<f64>),
     },
+    /// An instant in Unix seconds, stored as RFC 3339 text.
+    OptionalTime {
+        get: fn(&State) -> Option<i64>,
+        set: fn(&mut State, Option<i64>),
+    },
+    OptionalText {
+        get: fn(&State) -> Option<&str>,
+        set: fn(&mut State, Option<String>),
+    },
 }
 
 /// A field of state.json: its name, where it lives, and whether it belongs to the
@@ -92,7 +107,7 @@ pub struct Field {
 }
 
 /// Every field taskie owns, in the order they are written.
-pub const FIELDS: [Field; 14] = [
+pub const FIELDS: [Field; 16] = [
     Field {
         name: "max_reviews",
         slot: Slot::Count {
@@ -209,6 +224,22 @@ pub const FIELDS: [Field; 14] = [
         },
         established: false,
     },
+    Field {
+        name: "paused_until",
+        slot: Slot::OptionalTime {
+            get: |s| s.paused_until,
+            set: |s, v| s.paused_until = v,
+        },
+        established: false,
+    },
+    Field {
+        name: "paused_by",
+        slot: Slot::OptionalText {
+            get: |s| s.paused_by.as_deref(),
+            set: |s, v| s.paused_by = v,
+        },
+        established: false,
+    },
 ];
 
 impl Field {
@@ -223,6 +254,8 @@ impl Field {
             Slot::Reviewers { .. } => ValueKind::Reviewers,
             Slot::ReviewMode { .. } => ValueKind::ReviewMode,
             Slot::OptionalMoney { .. } => ValueKind::OptionalMoney,
+            Slot::OptionalTime { .. } => ValueKind::OptionalTime,
+            Slot::OptionalText { .. } => ValueKind::OptionalText,
         }
     }
 
@@ -240,6 +273,8 @@ impl Field {
                 .collect(),
             Slot::ReviewMode { get, .. } => get(s).name().into(),
             Slot::OptionalMoney { get, .. } => get(s).into(),
+            Slot::OptionalTime { get, .. } => get(s).map(crate::model::pause::stamp).into(),
+            Slot::OptionalText { get, .. } => get(s).into(),
         }
     }
 
@@ -297,6 +332,25 @@ impl Field {
                     _ => Some(money(v).ok_or_else(bad)?),
                 },
             ),
+            Slot::OptionalTime { set, .. } => set(
+                s,
+                match v {
+                    Value::Null => None,
+                    _ => Some(
+                        v.as_str()
+                            .and_then(crate::model::pause::parse_stamp)
+                            .ok_or_else(bad)?,
+                    ),
+                },
+            ),
+            Slot::OptionalText { set, .. } => set(
+                s,
+                match v {
+                    Value::Null => None,
+                    Value::String(text) => Some(text.clone()),
+                    _ => return Err(bad()),
+                },
+            ),
         }
         Ok(())
     }
@@ -312,6 +366,7 @@ impl Field {
         match self.kind() {
             ValueKind::Reviewers => return "claude:opus,codex:gpt-5-codex".into(),
             ValueKind::OptionalMoney => return "5".into(),
+            ValueKind::OptionalTime | ValueKind::OptionalText => return "null".into(),
             _ => {}
         }
         match self.default_value() {
@@ -358,6 +413,8 @@ pub fn unknown_field(name: &str) -> String {
 pub fn value_from_text(f: &Field, text: &str) -> Result<Value, String> {
     Ok(match f.kind() {
         ValueKind::Text | ValueKind::Model | ValueKind::ReviewMode => Value::String(text.into()),
+        ValueKind::OptionalTime | ValueKind::OptionalText if text == "null" => Value::Null,
+        ValueKind::OptionalTime | ValueKind::OptionalText => Value::String(text.into()),
         // `claude:opus,codex:gpt-5-codex`, or the JSON array itself.
         ValueKind::Reviewers if !text.trim_start().starts_with('[') => Value::Array(
             text.split(',')
@@ -419,6 +476,8 @@ mod tests {
             ValueKind::Reviewers => serde_json::json!(["codex:gpt-5-codex"]),
             ValueKind::ReviewMode => "panel".into(),
             ValueKind::OptionalMoney => 2.5.into(),
+            ValueKind::OptionalTime => "2026-11-24T23:27:00Z".into(),
+            ValueKind::OptionalText => "codex:gpt-5-codex reached its usage limit".into(),
         }
     }
 

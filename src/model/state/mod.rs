@@ -40,6 +40,11 @@ pub struct State {
     pub review_mode: Mode,
     /// The plan's review budget in US dollars; `None` is no budget.
     pub max_cost_usd: Option<f64>,
+    /// SPEC §22: no reviewer runs before this instant (Unix seconds): a reviewer's usage
+    /// limit resets then.
+    pub paused_until: Option<i64>,
+    /// Who paused the plan and what it said, for the message while paused.
+    pub paused_by: Option<String>,
     raw: Map<String, Value>,
 }
 
@@ -67,6 +72,8 @@ impl Default for State {
             reviewers: Vec::new(),
             review_mode: Mode::Alternate,
             max_cost_usd: None,
+            paused_until: None,
+            paused_by: None,
             raw: Map::new(),
         }
     }
@@ -225,9 +232,11 @@ mod tests {
             reviewers: _,
             review_mode: _,
             max_cost_usd: _,
+            paused_until: _,
+            paused_by: _,
             raw: _,
         } = State::default();
-        let owned = 14;
+        let owned = 16;
         assert_eq!(
             FIELDS.len(),
             owned,

@@ -1,0 +1,75 @@
+//! The usage-limit pause (SPEC §22): how `paused_until` is stored, whether a plan is
+//! paused at a given instant, and the time as people read it. Pure: "now" is an argument.
+
+/// `paused_until` as state.json stores it: `2026-11-24T23:27:00Z`.
+pub fn stamp(unix: i64) -> String {
+    match jiff::Timestamp::from_second(unix) {
+        Ok(t) => t.strftime("%Y-%m-%dT%H:%M:%SZ").to_string(),
+        Err(_) => unix.to_string(),
+    }
+}
+
+/// A stored `paused_until`: an RFC 3339 instant (any offset), to the second.
+pub fn parse_stamp(text: &str) -> Option<i64> {
+    text.trim()
+        .parse::<jiff::Timestamp>()
+        .ok()
+        .map(|t| t.as_second())
+}
+
+/// Whether a plan paused until `until` is still paused at `now`: the first instant at or
+/// after the reset runs the review.
+pub fn is_paused(until: Option<i64>, now: i64) -> bool {
+    until.is_some_and(|u| now < u)
+}
+
+/// The reset as people read it: `2026-11-24 23:27 UTC (in 2 h 5 min)`.
+pub fn when(until: i64, now: i64) -> String {
+    let at = match jiff::Timestamp::from_second(until) {
+        Ok(t) => t.strftime("%Y-%m-%d %H:%M UTC").to_string(),
+        Err(_) => until.to_string(),
+    };
+    let left = until.saturating_sub(now);
+    if left <= 0 {
+        return format!("{at} (passed)");
+    }
+    // Whole minutes, rounded up: "in 0 min" would read as "now".
+    let minutes = (left + 59) / 60;
+    let (h, m) = (minutes / 60, minutes % 60);
+    let span = match (h, m) {
+        (0, m) => format!("{m} min"),
+        (h, 0) => format!("{h} h"),
+        (h, m) => format!("{h} h {m} min"),
+    };
+    format!("{at} (in {span})")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_stamp_reads_back_to_the_same_second() {
+        let t = 1_795_994_820; // 2026-11-29T23:27:00Z
+        assert_eq!(stamp(t), "2026-11-29T23:27:00Z");
+        assert_eq!(parse_stamp(&stamp(t)), Some(t));
+        assert_eq!(parse_stamp("2026-11-30T04:57:00+05:30"), Some(t));
+        assert_eq!(parse_stamp("tomorrow"), None);
+    }
+
+    #[test]
+    fn the_pause_ends_at_the_reset_instant() {
+        assert!(is_paused(Some(100), 99));
+        assert!(!is_paused(Some(100), 100));
+        assert!(!is_paused(None, 0));
+    }
+
+    #[test]
+    fn the_reset_time_says_how_long_is_left() {
+        let t = 1_795_994_820;
+        assert_eq!(when(t, t - 7500), "2026-11-29 23:27 UTC (in 2 h 5 min)");
+        assert_eq!(when(t, t - 3600), "2026-11-29 23:27 UTC (in 1 h)");
+        assert_eq!(when(t, t - 1), "2026-11-29 23:27 UTC (in 1 min)");
+        assert_eq!(when(t, t), "2026-11-29 23:27 UTC (passed)");
+    }
+}

@@ -1,0 +1,174 @@
+//! SPEC §22: a reviewer's usage limit pauses the plan until it resets, for every reviewer
+//! kind; a plain throttle stays a failure; `taskie status` shows the pause and `taskie
+//! resume` lifts it. Time is driven with `TASKIE_TEST_NOW`, never by sleeping.
+
+use crate::support::vendors::Vendor;
+use crate::support::{Fake, Project, Shape, due};
+use serde_json::{Value, json};
+
+/// 2026-11-24T10:00:00Z.
+const NOW: i64 = 1_795_514_400;
+
+/// Claude Code's answer when a subscription's 5-hour limit is reached (shared/clients.md).
+const CLAUDE_LIMIT: &str = r#"{"type":"result","subtype":"success","is_error":true,"duration_ms":310,
+    "api_error_status":429,"api_error":"usage_limit_reached",
+    "result":"You've hit your 5-hour limit · resets 12:14pm (UTC)","total_cost_usd":0}"#;
+
+/// A plain throttle: 429 without the usage-limit claim.
+const CLAUDE_THROTTLE: &str = r#"{"type":"result","subtype":"success","is_error":true,"api_error_status":429,
+    "result":"API Error: Server is temporarily limiting requests (not your usage limit) · Rate limited"}"#;
+
+/// `review_failures`, which is written only once it is not 0.
+fn failures(s: &Value) -> u64 {
+    s.get("review_failures").map_or(0, |v| v.as_u64().unwrap())
+}
+
+fn plan_at(extra: Value, now: i64) -> Project {
+    let mut state = due("plan-review");
+    for (k, v) in extra.as_object().unwrap() {
+        state[k] = v.clone();
+    }
+    Project::new()
+        .plan("p")
+        .state(state)
+        .env("TASKIE_TEST_NOW", &now.to_string())
+        .env("TZ", "UTC")
+}
+
+#[test]
+fn a_claude_usage_limit_pauses_the_plan_until_the_reset_then_the_review_runs() {
+    let mut p =
+        plan_at(json!({}), NOW).reviewer(&Fake::fail().shape(Shape::Raw(CLAUDE_LIMIT)).exit(1));
+    let run = p.stop();
+    assert!(!run.is_block());
+    let msg = run.message();
+    assert!(
+        msg.contains("claude:opus reached its usage limit")
+            && msg.contains("resets 12:14pm (UTC)")
+            && msg.contains("paused until 2026-11-24 12:15 UTC (in 2 h 15 min)")
+            && msg.contains("no failure was counted"),
+        "{msg}"
+    );
+    let s = p.state_json();
+    assert_eq!(s["paused_until"], "2026-11-24T12:15:00Z");
+    assert_eq!(failures(&s), 0);
+    assert_eq!(s["phase_iteration"], 0, "no review was counted");
+    assert_eq!(p.last_event()["path"], "paused");
+
+    // Before the reset: no reviewer runs, nothing is written.
+    p.set_env("TASKIE_TEST_NOW", &(NOW + 3600).to_string());
+    let before = p.state_bytes();
+    let msg = p.stop().message();
+    assert!(
+        msg.contains("paused until 2026-11-24 12:15 UTC (in 1 h 15 min)")
+            && msg.contains("No reviewer ran and no failure was counted"),
+        "{msg}"
+    );
+    assert_eq!(p.reviewer_calls(), 1);
+    assert_eq!(p.state_bytes(), before);
+
+    // The first stop at or after the reset runs the review.
+    p.set_reviewer(&Fake::fail());
+    p.set_env("TASKIE_TEST_NOW", &(NOW + 2 * 3600 + 15 * 60).to_string());
+    assert!(p.stop().is_block(), "the review ran and failed");
+    assert_eq!(p.reviewer_calls(), 2);
+    let s = p.state_json();
+    assert_eq!(
+        (&s["paused_until"], &s["phase_iteration"]),
+        (&Value::Null, &json!(1))
+    );
+}
+
+#[test]
+fn a_plain_throttle_is_a_failure_not_a_pause() {
+    let p =
+        plan_at(json!({}), NOW).reviewer(&Fake::fail().shape(Shape::Raw(CLAUDE_THROTTLE)).exit(1));
+    let msg = p.stop().message();
+    assert!(
+        msg.contains("rate or usage limit") && msg.contains("retried"),
+        "{msg}"
+    );
+    let s = p.state_json();
+    assert_eq!(s["review_failures"], 1);
+    assert!(s.get("paused_until").is_none_or(Value::is_null), "{s}");
+}
+
+#[test]
+fn a_usage_limit_without_a_reset_time_is_a_failure() {
+    let p = plan_at(json!({}), NOW).reviewer(&Fake::fail().shape(Shape::Raw(
+        r#"{"is_error":true,"api_error_status":429,"api_error":"usage_limit_reached","result":"You've hit your limit"}"#,
+    )).exit(1));
+    p.stop();
+    assert_eq!(p.state_json()["review_failures"], 1);
+}
+
+#[test]
+fn a_codex_usage_limit_pauses_until_the_local_time_it_names() {
+    let p = plan_at(json!({"reviewers": ["codex:gpt-5-codex"]}), NOW)
+        .env("TZ", "Asia/Kolkata")
+        .codex(&Vendor::usage_limit());
+    let msg = p.stop().message();
+    // 11:27 PM in Kolkata is 17:57 UTC; the pause ends the minute after.
+    assert!(
+        msg.contains("codex:gpt-5-codex reached its usage limit")
+            && msg.contains("paused until 2026-11-24 17:58 UTC"),
+        "{msg}"
+    );
+    let s = p.state_json();
+    assert_eq!(
+        (&s["paused_until"], failures(&s)),
+        (&json!("2026-11-24T17:58:00Z"), 0)
+    );
+}
+
+#[test]
+fn a_gemini_usage_limit_pauses_for_the_suggested_delay() {
+    let p = plan_at(json!({"reviewers": ["gemini:gemini-2.5-pro"]}), NOW)
+        .gemini(&Vendor::usage_limit());
+    let msg = p.stop().message();
+    assert!(
+        msg.contains("gemini:gemini-2.5-pro reached its usage limit")
+            && msg.contains("paused until 2026-11-24 11:00 UTC (in 1 h)"),
+        "{msg}"
+    );
+    assert_eq!(p.state_json()["paused_until"], "2026-11-24T11:00:00Z");
+}
+
+#[test]
+fn status_shows_the_pause_and_resume_lifts_it_so_the_next_stop_reviews() {
+    let p = plan_at(
+        json!({"paused_until": "2026-11-24T12:15:00Z", "paused_by": "claude:opus reached its usage limit"}),
+        NOW,
+    )
+    .reviewer(&Fake::fail());
+    let text = p
+        .run_taskie(&["status"])
+        .ok()
+        .split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ");
+    assert!(
+        text.contains("paused: a reviewer's usage limit")
+            && text.contains(
+                "until 2026-11-24 12:15 UTC (in 2 h 15 min) (claude:opus reached its usage limit)"
+            )
+            && text.contains("taskie resume --plan p"),
+        "{text}"
+    );
+    let j = p.taskie_json(&["status", "--json"]);
+    assert_eq!(j["paused"]["until"], "2026-11-24T12:15:00Z");
+    assert_eq!(j["cycle"]["status"], "paused");
+
+    p.stop();
+    assert_eq!(p.reviewer_calls(), 0, "paused: no reviewer");
+    let out = p.run_taskie(&["resume"]).ok().to_string();
+    assert!(
+        out.contains("Resumed plan 'p'") && out.contains("was paused until"),
+        "{out}"
+    );
+    assert!(p.state_json()["paused_until"].is_null());
+    assert!(p.stop().is_block());
+    assert_eq!(p.reviewer_calls(), 1);
+    let again = p.run_taskie(&["resume"]).ok().to_string();
+    assert!(again.contains("is not paused"), "{again}");
+}
