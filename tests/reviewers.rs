@@ -701,7 +701,9 @@ fn init_with_a_zero_budget_says_the_next_stop_is_a_hard_stop() {
 /// checking the review ran (iteration 1 recorded).
 fn fsyncs(p: Project) -> Vec<String> {
     let p = p.env("TASKIE_TEST_PAUSE_AT", "trace:fsync");
-    let run = p.run_hook(json!({"hook_event_name": "Stop", "stop_hook_active": false, "session_id": "s-fsync"}));
+    let run = p.run_hook(
+        json!({"hook_event_name": "Stop", "stop_hook_active": false, "session_id": "s-fsync"}),
+    );
     let _ = run.answer();
     assert_eq!(p.state_json()["phase_iteration"], 1, "{}", run.stderr);
     run.stderr
@@ -719,8 +721,10 @@ fn a_review_forces_only_its_review_file_then_state_json_to_disk() {
     let want = ["plan-review-1.md", "state.json", "p"];
     let single = plan_review(json!({"max_cost_usd": 5.0}));
     assert_eq!(fsyncs(single), want);
-    let panel = plan_review(json!({"reviewers": ["claude:opus", "codex:gpt-5-codex", "gemini:gemini-2.5-pro"],
-        "review_mode": "panel", "max_cost_usd": 5.0}))
+    let panel = plan_review(
+        json!({"reviewers": ["claude:opus", "codex:gpt-5-codex", "gemini:gemini-2.5-pro"],
+        "review_mode": "panel", "max_cost_usd": 5.0}),
+    )
     .codex(&Vendor::fail())
     .gemini(&Vendor::pass());
     assert_eq!(fsyncs(panel), want);

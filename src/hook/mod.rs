@@ -368,7 +368,8 @@ fn run_plan(event: &Event, project: &Project, plan: String, host: &Host) -> Fini
                     advanced: outcome.record.path == Branch::Advanced,
                     spend: &run.spend,
                 });
-                if let Err(e) = atomic::replace(&dir.join(SPEND_FILE), ledger.to_json().as_bytes()) {
+                if let Err(e) = atomic::replace(&dir.join(SPEND_FILE), ledger.to_json().as_bytes())
+                {
                     eprintln!(
                         "taskie-hook: could not write the spend ledger of plan '{plan}': {e}"
                     );

@@ -71,15 +71,15 @@ pub fn run(project: &Project, f: &Facts, due: &Due, config: &Config, stamp: &str
                 h.map_err(|_| ())
                     .and_then(|h| h.join().map_err(|_| ()))
                     .unwrap_or_else(|()| Attempt {
-                    reviewer: reviewer.clone(),
-                    log: String::new(),
-                    started: false,
-                    spend: Spend::default(),
-                    result: Err(Failure::new(
-                        ReviewerError::Reported("the reviewer's thread failed".into()),
-                        None,
-                    )),
-                })
+                        reviewer: reviewer.clone(),
+                        log: String::new(),
+                        started: false,
+                        spend: Spend::default(),
+                        result: Err(Failure::new(
+                            ReviewerError::Reported("the reviewer's thread failed".into()),
+                            None,
+                        )),
+                    })
             })
             .collect()
     });
