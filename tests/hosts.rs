@@ -258,3 +258,244 @@ fn each_session_has_its_own_count() {
     assert!(!p.run_hook(codex_stop(&p, "a", false)).is_block());
     assert!(!p.run_hook(codex_stop(&p, "b", false)).is_block());
 }
+
+// Block texts a model can act on.
+
+fn repo() -> std::path::PathBuf {
+    std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Every `<dir>/actions/<name>.md` path a text names.
+fn action_paths(text: &str) -> Vec<std::path::PathBuf> {
+    text.split_whitespace()
+        .filter(|w| w.contains("/actions/") && w.contains(".md"))
+        .map(|w| std::path::PathBuf::from(&w[..w.find(".md").unwrap() + 3]))
+        .collect()
+}
+
+#[test]
+fn codex_and_gemini_blocks_name_the_actions_instructions_by_absolute_path_and_the_file_to_write() {
+    for event in [codex_stop as EventFn, gemini_stop] {
+        let p = failing_review().env(
+            "TASKIE_PLUGIN_ROOT",
+            repo().join("hooks/..").to_str().unwrap(),
+        );
+        let reason = p.run_hook(event(&p, "s1", false)).reason();
+        assert!(!reason.contains("/taskie:"), "{reason}");
+        let paths = action_paths(&reason);
+        assert_eq!(
+            paths,
+            [repo().join("actions/post-plan-review.md")],
+            "{reason}"
+        );
+        assert!(paths[0].is_file());
+        assert!(
+            reason.contains("write what you did to .taskie/plans/p/plan-post-review-1.md."),
+            "{reason}"
+        );
+    }
+}
+
+#[test]
+fn claude_code_blocks_keep_the_slash_command() {
+    let p = failing_review().env("TASKIE_PLUGIN_ROOT", repo().to_str().unwrap());
+    let reason = p.run_hook(claude_stop(&p)).reason();
+    assert!(
+        reason.contains("Now perform /taskie:post-plan-review: read"),
+        "{reason}"
+    );
+}
+
+#[test]
+fn a_structure_error_block_under_gemini_names_the_action_that_fixes_it_by_path() {
+    let p = Project::new()
+        .plan("p")
+        .state(due("plan-review"))
+        .env("TASKIE_PLUGIN_ROOT", repo().to_str().unwrap());
+    std::fs::remove_file(p.plan_dir().join("plan.md")).unwrap();
+    let reason = p.run_hook(gemini_stop(&p, "g", false)).reason();
+    assert!(reason.contains("/actions/new-plan.md"), "{reason}");
+    assert!(!reason.contains("/taskie:"), "{reason}");
+    let paths = action_paths(&reason);
+    assert!(!paths.is_empty(), "{reason}");
+    for path in paths {
+        assert!(path.is_file(), "{} in {reason}", path.display());
+    }
+}
+
+#[test]
+fn auto_continue_under_codex_says_where_the_named_action_is() {
+    let p = Project::new()
+        .plan("p")
+        .state(json!({"next_phase": "plan-review", "consecutive_clean": 1, "auto_continue": true}))
+        .reviewer(&Fake::pass())
+        .env("TASKIE_PLUGIN_ROOT", repo().to_str().unwrap());
+    let reason = p.run_hook(codex_stop(&p, "s1", false)).reason();
+    assert!(reason.contains("`taskie continue-plan`"), "{reason}");
+    assert!(
+        reason.contains(&format!(
+            "instructions in {}/actions/<action>.md",
+            repo().display()
+        )),
+        "{reason}"
+    );
+}
+
+// Sessions and the project ceiling per client.
+
+#[test]
+fn a_command_in_a_codex_shell_binds_its_thread_and_that_sessions_stop_reviews_its_plan() {
+    let p = Project::new()
+        .plan("b")
+        .state(due("plan-review"))
+        .plan("a")
+        .state(due("plan-review"))
+        .reviewer(&Fake::fail());
+    // a is the newest plan; the Codex session works on b.
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    p.taskie(&["continue-plan", "--plan", "b"])
+        .env("CODEX_THREAD_ID", "019a-thread")
+        .assert()
+        .success();
+    assert!(p.root().join(".taskie/sessions/019a-thread.json").is_file());
+    assert!(p.run_hook(codex_stop(&p, "019a-thread", false)).is_block());
+    assert_eq!(p.last_event()["plan"], "b");
+}
+
+#[test]
+fn claude_codes_session_variable_wins_over_codexs() {
+    let p = Project::new().plan("a").state(due("plan-review"));
+    p.taskie(&["continue-plan", "--plan", "a"])
+        .env("CODEX_THREAD_ID", "t-codex")
+        .env("CLAUDE_CODE_SESSION_ID", "s-claude")
+        .assert()
+        .success();
+    assert!(p.root().join(".taskie/sessions/s-claude.json").is_file());
+    assert!(!p.root().join(".taskie/sessions/t-codex.json").exists());
+}
+
+#[test]
+fn gemini_project_dir_is_the_ceiling_when_claude_project_dir_is_not_set() {
+    // The plans are in an enclosing directory; the Gemini session's project is below it.
+    let p = Project::new().plan("p").state(due("plan-review"));
+    let inner = p.root().join("inner");
+    std::fs::create_dir_all(inner.join("src")).unwrap();
+    let mut event = gemini_stop(&p, "g", false);
+    event["cwd"] = json!(inner.join("src"));
+    let run: crate::support::Run = p
+        .hook_command()
+        .env("GEMINI_PROJECT_DIR", &inner)
+        .write_stdin(event.to_string())
+        .output()
+        .unwrap()
+        .into();
+    run.assert_silent();
+    assert_eq!(
+        p.reviewer_calls(),
+        0,
+        "no plan above GEMINI_PROJECT_DIR is used"
+    );
+    // Without the ceiling the enclosing project is found.
+    assert!(p.run_hook(event).is_block());
+}
+
+// Packaging: one repository is the Claude Code plugin, a Codex plugin and a Gemini
+// extension; what Codex and Gemini read is generated from actions/*.md.
+
+fn actions() -> Vec<String> {
+    let mut names: Vec<String> = std::fs::read_dir(repo().join("actions"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter_map(|n| n.strip_suffix(".md").map(str::to_owned))
+        .collect();
+    names.sort();
+    names
+}
+
+fn json_file(rel: &str) -> Value {
+    let text = std::fs::read_to_string(repo().join(rel)).unwrap_or_else(|e| panic!("{rel}: {e}"));
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("{rel}: {e}"))
+}
+
+#[test]
+fn the_generated_codex_and_gemini_files_are_up_to_date_with_the_actions() {
+    let out = std::process::Command::new("sh")
+        .arg(repo().join("dist/hosts/generate.sh"))
+        .arg("--check")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+}
+
+#[test]
+fn every_action_is_a_codex_skill_and_a_gemini_command() {
+    let names = actions();
+    assert_eq!(names.len(), 18);
+    for a in &names {
+        let skill = std::fs::read_to_string(repo().join(format!("codex/skills/{a}/SKILL.md")))
+            .unwrap_or_else(|e| panic!("{a}: {e}"));
+        assert!(
+            skill.starts_with(&format!("---\nname: {a}\ndescription: \"")),
+            "{a}"
+        );
+        assert!(
+            !skill.contains("$ARGUMENTS") && !skill.contains("${CLAUDE_PLUGIN_ROOT}"),
+            "{a}"
+        );
+        assert!(
+            !skill.contains("/taskie:"),
+            "{a}: Codex has no slash commands of ours"
+        );
+        let command =
+            std::fs::read_to_string(repo().join(format!("commands/taskie/{a}.toml"))).unwrap();
+        assert!(command.contains("\ndescription = \""), "{a}");
+        assert!(
+            command.contains("\nprompt = '''\n") && command.ends_with("'''\n"),
+            "{a}"
+        );
+        assert!(
+            !command.contains("$ARGUMENTS") && !command.contains("${CLAUDE_PLUGIN_ROOT}"),
+            "{a}"
+        );
+    }
+}
+
+#[test]
+fn the_codex_and_gemini_manifests_carry_the_plugins_name_and_version() {
+    let claude = json_file(".claude-plugin/plugin.json");
+    let codex = json_file(".codex-plugin/plugin.json");
+    let gemini = json_file("gemini-extension.json");
+    for m in [&codex, &gemini] {
+        assert_eq!(m["name"], claude["name"]);
+        assert_eq!(m["version"], claude["version"]);
+    }
+    assert_eq!(codex["skills"], "./codex/skills/");
+    assert_eq!(codex["hooks"], "./hooks/hooks.json");
+}
+
+#[test]
+fn gemini_runs_the_same_launcher_on_after_agent_with_its_timeout_in_milliseconds() {
+    let hooks = json_file("hooks/hooks.json");
+    let stop = &hooks["hooks"]["Stop"][0]["hooks"][0];
+    let after = &hooks["hooks"]["AfterAgent"][0]["hooks"][0];
+    assert_eq!(after["type"], "command");
+    // Gemini reads milliseconds: the same 30 minutes as Stop's 1800 seconds.
+    assert_eq!(
+        after["timeout"].as_u64().unwrap(),
+        stop["timeout"].as_u64().unwrap() * 1000
+    );
+    assert_eq!(
+        after["command"]
+            .as_str()
+            .unwrap()
+            .replace("${extensionPath}", "ROOT"),
+        stop["command"]
+            .as_str()
+            .unwrap()
+            .replace("${CLAUDE_PLUGIN_ROOT}", "ROOT")
+    );
+}

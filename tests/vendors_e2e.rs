@@ -61,13 +61,13 @@ fn clis() -> &'static Path {
     })
 }
 
-fn bin(name: &str) -> PathBuf {
+pub(crate) fn bin(name: &str) -> PathBuf {
     clis().join("node_modules/.bin").join(name)
 }
 
 /// A throwaway home for a CLI; codex refuses to put helpers under /tmp, so it is in
 /// target/.
-fn home() -> tempfile::TempDir {
+pub(crate) fn home() -> tempfile::TempDir {
     let base = target_dir().join("vendor-homes");
     std::fs::create_dir_all(&base).unwrap();
     tempfile::tempdir_in(base).unwrap()

@@ -319,9 +319,12 @@ fn stop_hook() -> Value {
     assert_eq!(stop.len(), 1, "one Stop matcher group");
     let inner = stop[0]["hooks"].as_array().expect("its hooks");
     assert_eq!(inner.len(), 1, "one Stop hook");
-    assert!(
-        hooks["hooks"].as_object().unwrap().len() == 1,
-        "Taskie hooks only Stop (SubagentStop would only be allowed anyway)"
+    let events: Vec<&String> = hooks["hooks"].as_object().unwrap().keys().collect();
+    assert_eq!(
+        events,
+        ["Stop", "AfterAgent"],
+        "Taskie hooks only the stop of Claude Code and Codex, and Gemini's AfterAgent \
+         (SubagentStop would only be allowed anyway)"
     );
     inner[0].clone()
 }
@@ -999,6 +1002,20 @@ fn demo_cycle(
     );
     assert!(reason.contains(&post_file(1)), "{reason}");
     assert!(p.exists(&review_file(1)));
+    // The fake reviewer's finding is about what this review reads, not the plan's again.
+    let subject = match review {
+        "plan-review" => "The plan",
+        "tasks-review" => "tasks.md",
+        "code-review" => "Task ",
+        _ => "The implementation as a whole",
+    };
+    let finding = p.read(&review_file(1));
+    assert!(finding.contains(subject), "{review}: {finding}");
+    assert_eq!(
+        review == "plan-review",
+        finding.contains("name with spaces"),
+        "only the plan review repeats the plan's finding: {finding}"
+    );
     let post_phase = format!("post-{review}");
     expect_state(
         p,

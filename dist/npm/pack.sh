@@ -16,7 +16,7 @@
 #   bash dist/npm/pack.sh --host-target
 #       the triple whose package serves this machine (what OUTDIR alone builds).
 #
-# Prints the path of each tarball it wrote, one a line.
+# Prints the path of each tarball it wrote, one a line; what it is doing goes to stderr.
 set -euo pipefail
 
 usage() {
@@ -76,9 +76,14 @@ out=$(cd "$out" && pwd)
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 
+# What the script is doing, on stderr (stdout carries only the tarball paths): a release
+# build takes minutes, and silence that long looks like a hang.
+say() { echo "pack.sh: $*" >&2; }
+
 # npm pack DIR into OUTDIR; prints the tarball's path.
 pack() {
   local file
+  say "packing ${1##*/} with npm pack..."
   file=$(cd "$1" && npm pack --silent --pack-destination "$out" 2>/dev/null | tail -n 1)
   [ -f "$out/$file" ] || { echo "pack.sh: npm pack of $1 wrote no tarball" >&2; exit 1; }
   echo "$out/$file"
@@ -164,8 +169,10 @@ if [ "$main_only" = 0 ]; then
     # A fresh machine has only the host's standard library: add the target's (Rust's
     # musl targets bring their own libc and linker setup, nothing else is needed on x64).
     if command -v rustup >/dev/null && ! rustup target list --installed | grep -qx "$target"; then
+      say "adding the Rust target $target (rustup target add)..."
       rustup target add "$target" >&2
     fi
+    say "building the release binaries for $target (cargo build --release; a first build takes a few minutes)..."
     (cd "$root" && cargo build --release --locked --target "$target" >&2)
     bin_dir="$cargo_target_dir/$target/release"
   fi

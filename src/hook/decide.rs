@@ -7,6 +7,7 @@ use crate::hook::answer::Answer;
 use crate::hook::message;
 use crate::model::cycle::{self, Due, HardStop, Reviewed};
 use crate::model::facts::Facts;
+use crate::model::host::Host;
 use crate::model::pause;
 use crate::model::phase::{self, Phase, Review};
 use crate::model::plan_file::{PlanFile, post_file, review_file};
@@ -34,8 +35,15 @@ pub struct Outcome {
     pub record: Record,
 }
 
-/// SPEC §5 steps 8–15.
+/// SPEC §5 steps 8–15, with the texts in the form the client can act on (SPEC §20).
 pub fn decide(f: &Facts) -> Step {
+    match decide_plan(f) {
+        Step::Done(o) => Step::Done(o.for_host(f.host)),
+        other => other,
+    }
+}
+
+fn decide_plan(f: &Facts) -> Step {
     // Step 8: structure.
     if !f.errors.is_empty() {
         let text = message::invalid_plan(f.plan, f.errors);
@@ -179,8 +187,13 @@ pub fn decide(f: &Facts) -> Step {
     })
 }
 
-/// SPEC §5 steps 16–17: the new state and answer once the reviewer has run.
+/// SPEC §5 steps 16–17: the new state and answer once the reviewer has run, with the
+/// texts in the form the client can act on (SPEC §20).
 pub fn conclude(f: &Facts, due: &Due, reviewed: &Reviewed) -> Outcome {
+    conclude_review(f, due, reviewed).for_host(f.host)
+}
+
+fn conclude_review(f: &Facts, due: &Due, reviewed: &Reviewed) -> Outcome {
     let r = due.review;
     let mut rec = record(f, Branch::ReviewerFailed, Some(&due.read), None);
     rec.review = Some(r.name());
@@ -261,6 +274,19 @@ pub fn conclude(f: &Facts, due: &Due, reviewed: &Reviewed) -> Outcome {
         next.clean_reviews_required,
     );
     finish(Answer::block(reason), Some(next), rec)
+}
+
+impl Outcome {
+    /// The answer's text for this client: a block names actions the way its model can
+    /// perform them, a message the way its user runs them.
+    fn for_host(mut self, host: &Host) -> Outcome {
+        self.answer = match self.answer {
+            Answer::Block { reason } => Answer::block(host.for_model(&reason)),
+            Answer::Allow(Some(m)) => Answer::allow(host.for_user(&m)),
+            silent => silent,
+        };
+        self
+    }
 }
 
 /// state.json changed while the reviewer ran (the reviewer runs with every permission;

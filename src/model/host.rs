@@ -70,25 +70,72 @@ pub static CLAUDE: Host = Host {
 };
 
 impl Host {
-    /// What a block tells the model to do to perform `action`: the action's instructions
-    /// by absolute path when the plugin is known (its `${CLAUDE_PLUGIN_ROOT}` spelled out,
-    /// since only Claude Code expands it); Claude Code also keeps the slash command.
-    /// Without a known plugin, Claude Code's slash command, else `taskie continue-plan`,
-    /// whose answer names the action.
+    /// What a block tells the model to do to perform `action`. Claude Code's model runs
+    /// the slash command itself, so its texts stay as they were. Elsewhere a model cannot
+    /// type one: the action's instructions by absolute path when the plugin is known (its
+    /// `${CLAUDE_PLUGIN_ROOT}` spelled out, since only Claude Code expands it), else
+    /// `taskie continue-plan`, whose answer names the action.
     pub fn perform(&self, action: &str) -> String {
         match (&self.root, self.client) {
-            (Some(root), Client::Claude) => {
-                format!("perform /taskie:{action} (its instructions: {root}/actions/{action}.md)")
-            }
+            (_, Client::Claude) => format!("/taskie:{action}"),
             (Some(root), _) => format!(
-                "follow the instructions in {root}/actions/{action}.md (read ${{CLAUDE_PLUGIN_ROOT}} there as {root})"
+                "the instructions in {root}/actions/{action}.md (read ${{CLAUDE_PLUGIN_ROOT}} there as {root})"
             ),
-            (None, Client::Claude) => format!("perform /taskie:{action}"),
             (None, _) => format!(
-                "perform Taskie's {action} action (run `taskie continue-plan` for its instructions)"
+                "Taskie's {action} action (its instructions: actions/{action}.md in the Taskie plugin)"
             ),
         }
     }
+
+    /// A block text as this client's model can act on it: every `/taskie:<action>` in
+    /// it named the way [`Host::perform`] does.
+    pub fn for_model(&self, text: &str) -> String {
+        let mut out = match self.client {
+            Client::Claude => return text.to_owned(),
+            _ => replace_actions(text, |a| self.perform(a)),
+        };
+        // `taskie continue-plan` answers with a slash command too: say where its
+        // instructions are.
+        if let Some(root) = &self.root
+            && text.contains("`taskie continue-plan`")
+        {
+            out.push_str(&format!(
+                " The action it names as /taskie:<action> has its instructions in {root}/actions/<action>.md."
+            ));
+        }
+        out
+    }
+
+    /// A message for the user, with every `/taskie:<action>` spelled as this client runs
+    /// it.
+    pub fn for_user(&self, text: &str) -> String {
+        replace_actions(text, |a| self.client.user_action(a))
+    }
+}
+
+/// `text` with every `/taskie:<action>` replaced by `with(action)`.
+fn replace_actions(text: &str, with: impl Fn(&str) -> String) -> String {
+    const MARK: &str = "/taskie:";
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find(MARK) {
+        out.push_str(&rest[..i]);
+        let after = &rest[i + MARK.len()..];
+        let len = after
+            .find(|c: char| !(c.is_ascii_lowercase() || c.is_ascii_digit() || c == '-'))
+            .unwrap_or(after.len());
+        // An action name ends with a letter or digit ("…/taskie:continue-plan." ends the
+        // sentence, not the name).
+        let name = after[..len].trim_end_matches('-');
+        if name.is_empty() {
+            out.push_str(MARK);
+        } else {
+            out.push_str(&with(name));
+        }
+        rest = &after[name.len()..];
+    }
+    out.push_str(rest);
+    out
 }
 
 #[cfg(test)]
@@ -111,25 +158,57 @@ mod tests {
             root: Some("/p".into()),
         };
         assert_eq!(
-            codex.perform("post-plan-review"),
-            "follow the instructions in /p/actions/post-plan-review.md (read ${CLAUDE_PLUGIN_ROOT} there as /p)"
+            codex.for_model("Now perform /taskie:post-plan-review: read x."),
+            "Now perform the instructions in /p/actions/post-plan-review.md (read ${CLAUDE_PLUGIN_ROOT} there as /p): read x."
         );
+    }
+
+    #[test]
+    fn claude_code_texts_stay_as_they_were() {
         let claude = Host {
             client: Client::Claude,
             root: Some("/p".into()),
         };
-        assert!(claude.perform("x").starts_with("perform /taskie:x"));
-        assert!(claude.perform("x").contains("/p/actions/x.md"));
+        let text = "Now perform /taskie:post-plan-review: read x.";
+        assert_eq!(claude.for_model(text), text);
+        assert_eq!(CLAUDE.for_model(text), text);
     }
 
     #[test]
-    fn without_a_plugin_only_claude_code_is_told_a_slash_command() {
-        assert_eq!(CLAUDE.perform("x"), "perform /taskie:x");
+    fn without_a_plugin_other_clients_are_sent_to_continue_plan() {
         for client in [Client::Codex, Client::Gemini] {
-            let text = Host { client, root: None }.perform("x");
+            let text = Host { client, root: None }.for_model("write it (/taskie:new-plan).");
             assert!(!text.contains("/taskie:"), "{text}");
-            assert!(text.contains("taskie continue-plan"), "{text}");
+            assert!(
+                text.contains("actions/new-plan.md in the Taskie plugin"),
+                "{text}"
+            );
         }
+    }
+
+    #[test]
+    fn a_text_sending_the_model_to_continue_plan_says_where_actions_are() {
+        let h = Host {
+            client: Client::Gemini,
+            root: Some("/p".into()),
+        };
+        let text = h.for_model("run `taskie continue-plan` now and do what it says.");
+        assert!(
+            text.ends_with("instructions in /p/actions/<action>.md."),
+            "{text}"
+        );
+    }
+
+    #[test]
+    fn a_lone_marker_is_kept() {
+        let h = Host {
+            client: Client::Gemini,
+            root: Some("/p".into()),
+        };
+        assert_eq!(
+            h.for_model("see /taskie: and /taskie:-"),
+            "see /taskie: and /taskie:-"
+        );
     }
 
     #[test]

@@ -112,10 +112,13 @@ pub fn inside_reviewer() -> bool {
         .is_some_and(|v| !(v.is_empty() || v == "0" || v == "false"))
 }
 
-/// `CLAUDE_PROJECT_DIR`, when set: the highest directory a search may reach.
+/// The highest directory a search may reach (SPEC §20): `CLAUDE_PROJECT_DIR` (Claude
+/// Code), else `GEMINI_PROJECT_DIR` (Gemini CLI); Codex CLI sets neither.
 pub fn ceiling_from_env() -> Option<PathBuf> {
-    crate::env::Var::ClaudeProjectDir
+    use crate::env::Var;
+    Var::ClaudeProjectDir
         .get_os()
+        .or_else(|| Var::GeminiProjectDir.get_os())
         .map(PathBuf::from)
 }
 
