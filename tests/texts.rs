@@ -154,7 +154,7 @@ fn pack_sh_says_what_it_does_on_stderr_and_prints_only_paths_on_stdout() {
     let tmp = tempfile::tempdir().unwrap();
     let out = Command::new("bash")
         .arg(repo().join("dist/npm/pack.sh"))
-        .args(["--target", "x86_64-unknown-linux-gnu", "--skip-main"])
+        .args(["--target", "x86_64-unknown-linux-musl", "--skip-main"])
         .arg(tmp.path().join("out"))
         .env("PATH", fake_cargo(tmp.path()))
         .env("CARGO_TARGET_DIR", tmp.path().join("target"))
@@ -165,7 +165,7 @@ fn pack_sh_says_what_it_does_on_stderr_and_prints_only_paths_on_stdout() {
     // The fake cargo builds nothing, so packing stops at the missing binary; what counts
     // is that the build was announced before it started.
     assert!(
-        stderr.starts_with("pack.sh: building the release binaries for x86_64-unknown-linux-gnu"),
+        stderr.starts_with("pack.sh: building the release binaries for x86_64-unknown-linux-musl"),
         "{stderr}"
     );
     assert!(stderr.contains("is missing"), "{stderr}");

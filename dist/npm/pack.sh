@@ -100,14 +100,21 @@ write_manifest() { # DIR, then the extra fields as JSON
     process.stdout.write(JSON.stringify(m, null, 2) + "\n");' >"$1/package.json"
 }
 
-pack_platform() {
-  local row suffix os cpu dir name
+# The platforms row of $target; refuses a target that has no package.
+platform_row() {
+  local row
   row=$(printf '%s\n' "$platforms" | awk -v t="$target" '$1 == t')
   if [ -z "$row" ]; then
     echo "pack.sh: no npm package for target $target; known targets:" >&2
     printf '%s\n' "$platforms" | awk 'NF { print "  " $1 }' >&2
     exit 1
   fi
+  echo "$row"
+}
+
+pack_platform() {
+  local row suffix os cpu dir name
+  row=$(platform_row)
   read -r _ suffix os cpu <<<"$row"
   name="$main_name-$suffix"
   dir="$stage/$name"
@@ -165,6 +172,7 @@ MD
 if [ "$main_only" = 0 ]; then
   cargo_target_dir=${CARGO_TARGET_DIR:-$root/target}
   [ -n "$target" ] || target=$(host_target)
+  platform_row >/dev/null # before any build: a target without a package is refused at once
   if [ -z "$bin_dir" ]; then
     # A fresh machine has only the host's standard library: add the target's (Rust's
     # musl targets bring their own libc and linker setup, nothing else is needed on x64).
