@@ -321,17 +321,64 @@ fn a_panel_with_one_fail_fails_and_blocks_with_the_merged_review() {
 }
 
 #[test]
-fn a_panel_member_failing_is_a_reviewer_failure_that_names_it_and_records_no_review() {
+fn an_unavailable_panel_member_is_left_out_and_named_and_the_panel_weighs_only_who_reviewed() {
     let p = plan_review(
         json!({"reviewers": ["claude:opus", "codex:gpt-5-codex"], "review_mode": "panel"}),
     )
     .codex(&Vendor::rate_limited());
-    let msg = p.stop().message();
-    assert!(msg.contains("codex:gpt-5-codex"), "{msg}");
-    assert!(msg.contains("rate or usage limit"), "{msg}");
+    let run = p.stop();
     assert!(
-        msg.contains("-2-codex.log"),
-        "the failing member's log: {msg}"
+        run.is_block(),
+        "claude reviewed: the agent owes a post-review"
+    );
+    let reason = run.reason();
+    assert!(
+        reason.contains("Failover: claude:opus reviewed; codex:gpt-5-codex was unavailable (reported an error: hit a rate or usage limit (exceeded retry limit, last status: 429 Too Many Requests))"),
+        "{reason}"
+    );
+    assert!(!reason.contains("retried at the next stop"), "{reason}");
+    let review = p.read("plan-review-1.md");
+    assert!(
+        review.starts_with("> Failover: claude:opus reviewed; codex:gpt-5-codex was unavailable"),
+        "{review}"
+    );
+    let s = p.state_json();
+    assert_eq!(
+        (&s["consecutive_clean"], &s["phase_iteration"]),
+        (&json!(1), &json!(1)),
+        "a PASS of one reviewer counts once"
+    );
+    assert!(s.get("review_failures").is_none_or(|f| f == 0), "{s}");
+    let e = p.last_event();
+    assert_eq!(
+        (&e["path"], &e["reviews"], &e["reviewed_by"]),
+        (&json!("review-blocked"), &json!(2), &json!(["claude:opus"]))
+    );
+    assert_eq!(e["unavailable"][0]["reviewer"], "codex:gpt-5-codex");
+    assert_eq!(e["panel"][1]["verdict"], "failed");
+    assert_eq!(e["cost_usd"], 0.01, "the member that ran still cost money");
+}
+
+#[test]
+fn a_panel_with_every_member_unavailable_is_a_reviewer_failure_naming_each() {
+    let p = plan_review(
+        json!({"reviewers": ["claude:opus", "codex:gpt-5-codex"], "review_mode": "panel"}),
+    )
+    .reviewer(
+        &crate::support::Fake::fail()
+            .shape(Shape::ApiError {
+                status: 500,
+                message: "scripted outage",
+            })
+            .exit(1),
+    )
+    .codex(&Vendor::rate_limited());
+    let msg = p.stop().message();
+    assert!(
+        msg.contains("every reviewer was unavailable: claude:opus")
+            && msg.contains("scripted outage")
+            && msg.contains("codex:gpt-5-codex reported an error: hit a rate or usage limit"),
+        "{msg}"
     );
     let s = p.state_json();
     assert_eq!(
@@ -339,13 +386,7 @@ fn a_panel_member_failing_is_a_reviewer_failure_that_names_it_and_records_no_rev
         (&json!(1), &json!(0))
     );
     assert!(!p.exists("plan-review-1.md"));
-    let e = p.last_event();
-    assert_eq!(
-        (&e["path"], &e["reviews"]),
-        (&json!("reviewer-failed"), &json!(2))
-    );
-    assert_eq!(e["panel"][1]["verdict"], "failed");
-    assert_eq!(e["cost_usd"], 0.01, "the member that ran still cost money");
+    assert_eq!(p.last_event()["path"], "reviewer-failed");
 }
 
 #[test]

@@ -133,6 +133,16 @@ pub fn still_paused(
     )
 }
 
+/// Appended to the answer after a failover (SPEC §22): who reviewed, who could not and
+/// why. Empty when there was none.
+pub fn failover_note(failover: &crate::model::cycle::Failover) -> String {
+    if failover.happened() {
+        format!(" Failover: {}.", failover.sentence())
+    } else {
+        String::new()
+    }
+}
+
 pub fn passed(r: Review, streak: u64, target: Phase) -> String {
     format!(
         "{r} passed ({streak} clean reviews in a row). Next: {target}. Run /taskie:continue-plan."

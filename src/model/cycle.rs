@@ -253,6 +253,48 @@ pub fn clean_weight(s: &State, n: u64) -> u64 {
     weight_of(&reviewers, panel)
 }
 
+/// A reviewer that could not review this iteration, and why (SPEC §22 failover).
+#[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize)]
+pub struct Unavailable {
+    pub reviewer: String,
+    pub why: String,
+}
+
+/// Who reviewed and who was unavailable, when a reviewer failed over to another (alternate
+/// mode) or a panel went on without a member. Empty when everyone asked reviewed.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Failover {
+    pub reviewed_by: Vec<String>,
+    pub unavailable: Vec<Unavailable>,
+}
+
+impl Failover {
+    pub fn happened(&self) -> bool {
+        !self.unavailable.is_empty()
+    }
+
+    /// `codex:gpt-5-codex reviewed; claude:opus was unavailable (why)`: for the review
+    /// file's header, the answer and the event, so a failover is never silent.
+    pub fn sentence(&self) -> String {
+        let away: Vec<String> = self
+            .unavailable
+            .iter()
+            .map(|u| {
+                format!(
+                    "{} was unavailable ({})",
+                    u.reviewer,
+                    crate::model::text::clip(&u.why, 160)
+                )
+            })
+            .collect();
+        format!(
+            "{} reviewed; {}",
+            self.reviewed_by.join(" and "),
+            away.join("; ")
+        )
+    }
+}
+
 /// How the reviewer run ended, as far as the decision cares.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Reviewed {
@@ -274,6 +316,8 @@ pub enum Reviewed {
         exit: i32,
         /// The review's findings, first first, for the block reason.
         findings: Vec<String>,
+        /// Set when an unavailable reviewer was replaced or left out (SPEC §22).
+        failover: Failover,
     },
 }
 

@@ -202,6 +202,11 @@ impl Failure {
         }
     }
 
+    /// Why the reviewer was unavailable, without the retry advice (for a failover note).
+    pub fn why(&self) -> String {
+        self.error.to_string().replace(RETRY_ADVICE, "")
+    }
+
     /// This failure, marked as `words` being the reviewer's usage-limit answer.
     pub fn usage_limit(mut self, words: &str) -> Failure {
         self.usage_limit = Some(words.trim().to_owned());
@@ -320,12 +325,14 @@ pub fn reported(words: &str, exit: i32) -> Failure {
 pub fn limited(words: &str, exit: i32) -> Failure {
     let words = clip(words.trim(), 301);
     Failure::new(
-        ReviewerError::Reported(format!(
-            "hit a rate or usage limit ({words}); it is retried at the next stop, so wait before stopping again"
-        )),
+        ReviewerError::Reported(format!("hit a rate or usage limit ({words}){RETRY_ADVICE}")),
         Some(exit),
     )
 }
+
+/// What a limit's failure tells the agent to do; not said of a reviewer another one
+/// replaced (SPEC §22 failover), which needs no retry.
+const RETRY_ADVICE: &str = "; it is retried at the next stop, so wait before stopping again";
 
 /// The first stderr line that says error, else the first that is not a warning or
 /// chatter: what a CLI said before it died.

@@ -4,7 +4,7 @@
 //! reviewer passes. One reviewer failing makes the run a reviewer failure: the agent
 //! cannot fix a broken reviewer, so it is never blocked by one (SPEC §5 step 16).
 
-use crate::model::cycle::{Due, Reviewed};
+use crate::model::cycle::{Due, Failover, Reviewed, Unavailable};
 use crate::model::facts::Facts;
 use crate::model::reviewers::{Kind, Reviewer};
 use crate::model::spend::Spend;
@@ -92,36 +92,40 @@ fn conclude(project: &Project, f: &Facts, due: &Due, attempts: Vec<Attempt>) -> 
         .fold(Spend::default(), |acc, a| acc.alongside(&a.spend));
     let reviews = attempts.iter().filter(|a| a.started).count() as u64;
     let members: Vec<Member> = attempts.iter().map(member).collect();
-    let failed: Vec<(&Reviewer, &Failure, &str)> = attempts
+    let said: Vec<(&Reviewer, &Said)> = attempts
         .iter()
-        .filter_map(|a| {
-            a.result
-                .as_ref()
-                .err()
-                .map(|e| (&a.reviewer, e, a.log.as_str()))
-        })
+        .filter_map(|a| a.result.as_ref().ok().map(|s| (&a.reviewer, s)))
         .collect();
-    let reviewed = if let Some((first, failure, log)) = failed.first() {
-        let names: Vec<String> = failed.iter().map(|(r, _, _)| r.to_string()).collect();
-        let who = if names.len() == 1 {
-            format!("panel member {first}")
-        } else {
-            format!("panel members {} failed; {first}", names.join(" and "))
-        };
-        Reviewed::Failed {
-            reason: format!(
-                "{who} {}; the panel's review was not recorded",
-                failure.error
-            ),
-            log: log.to_string(),
-            exit: failure.exit,
-        }
-    } else {
-        let said: Vec<(&Reviewer, &Said)> = attempts
-            .iter()
-            .filter_map(|a| a.result.as_ref().ok().map(|s| (&a.reviewer, s)))
+    let reviewed = if said.is_empty() {
+        // Nobody reviewed: a failure naming each member, or a pause when all of them
+        // are at a usage limit that says when it resets.
+        let failed: Vec<(Reviewer, Failure, String)> = attempts
+            .into_iter()
+            .filter_map(|a| match a.result {
+                Err(e) => Some((a.reviewer, e, a.log)),
+                Ok(_) => None,
+            })
             .collect();
-        let (text, reading) = merge(due, &said);
+        crate::reviewer::all_unavailable(&failed, f.now)
+    } else {
+        // Unavailable members are left out of this iteration; the panel weighs only who
+        // reviewed, and says who did not (SPEC §22).
+        let failover = Failover {
+            reviewed_by: said.iter().map(|(r, _)| r.to_string()).collect(),
+            unavailable: attempts
+                .iter()
+                .filter_map(|a| {
+                    a.result.as_ref().err().map(|e| Unavailable {
+                        reviewer: a.reviewer.to_string(),
+                        why: e.why(),
+                    })
+                })
+                .collect(),
+        };
+        let (mut text, reading) = merge(due, &said);
+        if failover.happened() {
+            text = format!("> Failover: {}.\n\n{text}", failover.sentence());
+        }
         let path = project.plan_dir(f.plan).join(&due.review_file);
         match atomic::replace(&path, text.as_bytes()) {
             Ok(()) => Reviewed::Verdict {
@@ -129,6 +133,7 @@ fn conclude(project: &Project, f: &Facts, due: &Due, attempts: Vec<Attempt>) -> 
                 exit: 0,
                 // Each member's findings, in panel order, for the block reason.
                 findings: said.iter().flat_map(|(_, s)| s.findings.clone()).collect(),
+                failover,
             },
             Err(e) => Reviewed::Failed {
                 reason: ReviewerError::Reported(format!("cannot write the review file: {e}"))
