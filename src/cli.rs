@@ -106,7 +106,7 @@ pub struct MarkArgs {
     #[arg(value_name = "PHASE", value_parser = Mark::parse_arg)]
     pub phase: Mark,
     /// The task (for complete-task, complete-task-tdd, next-task, next-task-tdd, add-task).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = task_id)]
     pub task: Option<u64>,
     #[command(flatten)]
     pub plan: PlanArg,
@@ -186,6 +186,13 @@ pub struct HookArgs {
     /// With --dry-run: print the report as one JSON object.
     #[arg(long, requires = "dry_run")]
     pub json: bool,
+}
+
+/// `--task N`: a task's number, as in the Id column of tasks.md.
+fn task_id(text: &str) -> Result<u64, String> {
+    crate::model::text::decimal(text.trim()).ok_or_else(|| {
+        format!("\"{text}\" is not a task id: use the number in the Id column of tasks.md, as in --task 2")
+    })
 }
 
 /// A binary started as a reviewer's guardian (`reviewer/guardian.rs`) is only that.
