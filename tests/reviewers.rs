@@ -737,3 +737,54 @@ fn init_with_a_zero_budget_says_the_next_stop_is_a_hard_stop() {
     let status = p.run_taskie(&["status"]).ok().to_string();
     assert!(!status.contains("$-0"), "{status}");
 }
+
+/// The files a stop forced to disk, in order (test builds trace each fsync), after
+/// checking the review ran (iteration 1 recorded).
+fn fsyncs(p: Project) -> Vec<String> {
+    let p = p.env("TASKIE_TEST_PAUSE_AT", "trace:fsync");
+    let run = p.run_hook(
+        json!({"hook_event_name": "Stop", "stop_hook_active": false, "session_id": "s-fsync"}),
+    );
+    let _ = run.answer();
+    assert_eq!(p.state_json()["phase_iteration"], 1, "{}", run.stderr);
+    run.stderr
+        .lines()
+        .filter_map(|l| l.strip_prefix("taskie-hook: test fsync "))
+        .map(str::to_owned)
+        .collect()
+}
+
+#[test]
+fn a_review_forces_only_its_review_file_then_state_json_to_disk() {
+    // SPEC §5 step 18, issue 20: every other write around a review (the writability
+    // probe, the session binding, the reviewer log, the spend ledger, the block count)
+    // survives a kill by its rename and is not worth an fsync at every review.
+    let want = ["plan-review-1.md", "state.json", "p"];
+    let single = plan_review(json!({"max_cost_usd": 5.0}));
+    assert_eq!(fsyncs(single), want);
+    let panel = plan_review(
+        json!({"reviewers": ["claude:opus", "codex:gpt-5-codex", "gemini:gemini-2.5-pro"],
+        "review_mode": "panel", "max_cost_usd": 5.0}),
+    )
+    .codex(&Vendor::fail())
+    .gemini(&Vendor::pass());
+    assert_eq!(fsyncs(panel), want);
+}
+
+#[test]
+fn a_panel_member_starts_only_once_every_member_is_set_up() {
+    // Issue 20: members used to start each right after its own setup, so a slow setup
+    // (here codex's, made 300 ms slower; it writes codex's schema file) started the
+    // panel staggered. Claude's fake notes whether codex's setup was done when it started.
+    let p = plan_review(
+        json!({"reviewers": ["claude:opus", "codex:gpt-5-codex"], "review_mode": "panel"}),
+    )
+    .reviewer(&Fake::pass().extra(
+        "if [ -e .taskie/logs/codex-output-schema.json ]; then echo set; else echo early; fi > \"$here/others\"",
+    ))
+    .codex(&Vendor::pass())
+    .env("TASKIE_TEST_PAUSE_AT", "slow:member-setup:2-codex");
+    let msg = p.stop().message();
+    assert!(msg.contains("plan-review passed"), "{msg}");
+    assert_eq!(p.reviewer_saw("others").trim(), "set");
+}

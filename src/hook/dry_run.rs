@@ -326,7 +326,12 @@ pub fn human(r: &Report) -> String {
                 review.review, review.iteration, review.model
             ),
         );
-        line(&mut out, "command:", review.command.join(" "));
+        let words: Vec<String> = review
+            .command
+            .iter()
+            .map(|w| crate::model::text::shell_quote(w))
+            .collect();
+        line(&mut out, "command:", words.join(" "));
         line(&mut out, "review file:", review.review_file.clone());
         for (v, label) in [(&r.if_pass, "if PASS:"), (&r.if_fail, "if FAIL:")] {
             let Some(v) = v else { continue };

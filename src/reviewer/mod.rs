@@ -117,6 +117,7 @@ pub fn review(project: &Project, f: &Facts, due: &Due, config: &Config, run: &St
             reviewer,
             log: &log,
             budget: due.budget_left,
+            gate: None,
         };
         let attempt = match reviewer.kind {
             Kind::Claude => claude::attempt(&job, &review_path, &review_rel),
@@ -146,7 +147,7 @@ pub fn review(project: &Project, f: &Facts, due: &Due, config: &Config, run: &St
         };
         // claude wrote (or was given) the review file; the others answer with text.
         let written = if reviewer.kind != Kind::Claude && !review_path.exists() {
-            atomic::write(&review_path, said.text.as_bytes())
+            atomic::replace(&review_path, said.text.as_bytes())
         } else {
             Ok(())
         };
@@ -280,7 +281,7 @@ pub fn header(review_path: &Path, failover: &Failover) -> std::io::Result<()> {
         "> Failover: {}.\n\n{body}",
         failover.sentence().replace('\n', " ")
     );
-    atomic::write(review_path, text.as_bytes())
+    atomic::replace(review_path, text.as_bytes())
 }
 
 /// The command line of review `due`'s first reviewer, its prompt passed through

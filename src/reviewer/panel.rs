@@ -12,7 +12,7 @@ use crate::model::verdict::{Reading, Verdict};
 use crate::reviewer::config::Config;
 use crate::reviewer::error::ReviewerError;
 use crate::reviewer::kinds::Run;
-use crate::reviewer::kinds::{Attempt, Failure, Job, Said};
+use crate::reviewer::kinds::{Attempt, Failure, Job, Said, StartLine, Ticket};
 use crate::reviewer::{claude, codex, gemini, log};
 use crate::store::atomic;
 use crate::store::event_log::Member;
@@ -20,6 +20,8 @@ use crate::store::project::Project;
 
 pub fn run(project: &Project, f: &Facts, due: &Due, config: &Config, stamp: &str) -> Run {
     let budget = claude::budget(due);
+    let line = StartLine::new(due.reviewers.len());
+    let line = &line;
     let attempts: Vec<Attempt> = std::thread::scope(|scope| {
         let handles: Vec<_> = due
             .reviewers
@@ -27,7 +29,10 @@ pub fn run(project: &Project, f: &Facts, due: &Due, config: &Config, stamp: &str
             .enumerate()
             .map(|(i, reviewer)| {
                 let member = format!("{}-{}", i + 1, reviewer.kind.name());
-                scope.spawn(move || {
+                let spawned = std::thread::Builder::new().spawn_scoped(scope, move || {
+                    // Dropped last, so a member that never starts still lets the others go.
+                    let ticket = Ticket::new(line);
+                    atomic::pause_point("member-setup", std::path::Path::new(&member));
                     let log = log::path(project, f, due, stamp, Some(&member));
                     let job = Job {
                         project,
@@ -37,6 +42,7 @@ pub fn run(project: &Project, f: &Facts, due: &Due, config: &Config, stamp: &str
                         reviewer,
                         log: &log,
                         budget,
+                        gate: Some(&ticket),
                     };
                     match reviewer.kind {
                         Kind::Claude => {
@@ -51,23 +57,29 @@ pub fn run(project: &Project, f: &Facts, due: &Due, config: &Config, stamp: &str
                         Kind::Codex => codex::attempt(&job),
                         Kind::Gemini => gemini::attempt(&job),
                     }
-                })
+                });
+                if spawned.is_err() {
+                    line.leave();
+                }
+                spawned
             })
             .collect();
         handles
             .into_iter()
             .zip(&due.reviewers)
             .map(|(h, reviewer)| {
-                h.join().unwrap_or_else(|_| Attempt {
-                    reviewer: reviewer.clone(),
-                    log: String::new(),
-                    started: false,
-                    spend: Spend::default(),
-                    result: Err(Failure::new(
-                        ReviewerError::Reported("the reviewer's thread failed".into()),
-                        None,
-                    )),
-                })
+                h.map_err(|_| ())
+                    .and_then(|h| h.join().map_err(|_| ()))
+                    .unwrap_or_else(|()| Attempt {
+                        reviewer: reviewer.clone(),
+                        log: String::new(),
+                        started: false,
+                        spend: Spend::default(),
+                        result: Err(Failure::new(
+                            ReviewerError::Reported("the reviewer's thread failed".into()),
+                            None,
+                        )),
+                    })
             })
             .collect()
     });
@@ -115,7 +127,7 @@ fn conclude(project: &Project, f: &Facts, due: &Due, attempts: Vec<Attempt>) -> 
             text = format!("> Failover: {}.\n\n{text}", failover.sentence());
         }
         let path = project.plan_dir(f.plan).join(&due.review_file);
-        match atomic::write(&path, text.as_bytes()) {
+        match atomic::replace(&path, text.as_bytes()) {
             Ok(()) => Reviewed::Verdict {
                 reading,
                 exit: 0,
