@@ -518,7 +518,7 @@ fn write_findings(dir: &std::path::Path, ledger: &crate::model::findings::Ledger
         return;
     }
     let path = dir.join(crate::model::plan_file::FINDINGS_FILE);
-    if let Err(e) = atomic::write(&path, ledger.to_json().as_bytes()) {
+    if let Err(e) = atomic::replace(&path, ledger.to_json().as_bytes()) {
         eprintln!(
             "taskie-hook: could not write the findings ledger {}: {e}",
             path.display()

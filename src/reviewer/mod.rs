@@ -267,7 +267,7 @@ pub fn ids_header(review_path: &Path, added: &[(String, String)]) -> std::io::Re
     }
     text.push('\n');
     text.push_str(&body);
-    atomic::write(review_path, text.as_bytes())
+    atomic::replace(review_path, text.as_bytes())
 }
 
 /// Puts the failover header at the top of the review file (SPEC §22): who reviewed, who
