@@ -44,13 +44,20 @@ fn install_binaries(home: &Path) -> String {
     std::fs::create_dir_all(&dir).unwrap();
     for (name, target) in [
         ("taskie", PathBuf::from(env!("CARGO_BIN_EXE_taskie"))),
-        ("taskie-hook", PathBuf::from(env!("CARGO_BIN_EXE_taskie-hook"))),
+        (
+            "taskie-hook",
+            PathBuf::from(env!("CARGO_BIN_EXE_taskie-hook")),
+        ),
         ("codex", bin("codex")),
     ] {
         std::os::unix::fs::symlink(target, dir.join(name)).unwrap();
     }
     let path = format!("{}:/usr/local/bin:/usr/bin:/bin", dir.display());
-    std::fs::write(home.join(".profile"), format!("PATH=\"{path}\"\nexport PATH\n")).unwrap();
+    std::fs::write(
+        home.join(".profile"),
+        format!("PATH=\"{path}\"\nexport PATH\n"),
+    )
+    .unwrap();
     path
 }
 
@@ -121,7 +128,10 @@ fn model(req: &Request, script: &Mutex<Script>, verdicts: &[&'static str]) -> fa
         );
     }
     let last = body["input"].as_array().and_then(|i| i.last()).cloned();
-    if last.as_ref().is_some_and(|l| l["type"] == "function_call_output") {
+    if last
+        .as_ref()
+        .is_some_and(|l| l["type"] == "function_call_output")
+    {
         return reply("Done: the post-review is written.");
     }
     let text = last_user_text(&body).unwrap_or_default();
@@ -131,7 +141,11 @@ fn model(req: &Request, script: &Mutex<Script>, verdicts: &[&'static str]) -> fa
         format!("printf 'Addressed every finding.\\n' > '{post}'")
     } else if let Some(i) = text.find("Run: ") {
         // The user's prompt asks for one command (e.g. `taskie continue-plan --plan a`).
-        let cmd = text[i + "Run: ".len()..].lines().next().unwrap_or_default().to_owned();
+        let cmd = text[i + "Run: ".len()..]
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .to_owned();
         s.ran.push(cmd.clone());
         cmd
     } else {
@@ -146,7 +160,11 @@ fn model(req: &Request, script: &Mutex<Script>, verdicts: &[&'static str]) -> fa
         })
         .unwrap_or_default();
     let call = if tools.iter().any(|t| t == "exec_command") {
-        fake_openai::function_call("exec_command", &json!({"cmd": cmd}), &format!("call-{}", s.wrote.len() + s.ran.len()))
+        fake_openai::function_call(
+            "exec_command",
+            &json!({"cmd": cmd}),
+            &format!("call-{}", s.wrote.len() + s.ran.len()),
+        )
     } else {
         fake_openai::function_call(
             "shell",
@@ -179,6 +197,7 @@ impl Codex {
             codex_home.join("config.toml"),
             format!(
                 "model = \"gpt-5-codex\"\nmodel_provider = \"taskie_fake\"\n[analytics]\nenabled = false\n\
+                 [features]\nremote_plugin = false\nrecommended_plugins = false\n\
                  [model_providers.taskie_fake]\nname = \"taskie-fake\"\nbase_url = \"{}\"\n\
                  env_key = \"TASKIE_FAKE_OPENAI_KEY\"\nwire_api = \"responses\"\nrequest_max_retries = 0\n\
                  stream_max_retries = 0\n",
@@ -307,7 +326,10 @@ impl Codex {
             std::thread::sleep(Duration::from_millis(100));
         };
         let out = std::fs::read_to_string(self.home.join("exec.stdout")).unwrap_or_default();
-        (status, out + &std::fs::read_to_string(&err).unwrap_or_default())
+        (
+            status,
+            out + &std::fs::read_to_string(&err).unwrap_or_default(),
+        )
     }
 }
 
@@ -372,7 +394,10 @@ fn under_the_real_codex_the_block_cap_ends_an_endless_fail_loop() {
     assert_eq!(s.verdicts.len(), 9, "{stderr}");
     assert_eq!(s.prompts.len(), 8, "{stderr}");
     let last = p.last_event();
-    assert_eq!((&last["outcome"], &last["block_cap"]), (&json!("allow"), &json!(8)));
+    assert_eq!(
+        (&last["outcome"], &last["block_cap"]),
+        (&json!("allow"), &json!(8))
+    );
     assert!(status.success(), "{stderr}");
 }
 
@@ -387,15 +412,21 @@ fn the_claude_plugin_still_validates_and_provides_exactly_one_hook_and_no_skill(
         .env("HOME", h.path())
         .output()
         .unwrap();
-    let text = String::from_utf8_lossy(&out.stdout).into_owned()
-        + &String::from_utf8_lossy(&out.stderr);
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{text}");
     assert!(text.contains("Validation passed"), "{text}");
-    let hooks: Vec<&str> = text.lines().filter(|l| l.contains("❯ hooks: ") && !l.contains("unknown hook event")).collect();
+    let hooks: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains("❯ hooks: ") && !l.contains("unknown hook event"))
+        .collect();
     assert_eq!(hooks.len(), 1, "{text}");
     assert!(hooks[0].contains("Stop command"), "{text}");
     assert_eq!(text.matches("❯ commands: taskie:").count(), 18, "{text}");
-    assert!(!text.contains("skills:"), "the Codex skills stay Codex's: {text}");
+    assert!(
+        !text.contains("skills:"),
+        "the Codex skills stay Codex's: {text}"
+    );
 }
 
 #[test]
@@ -425,16 +456,29 @@ fn under_the_real_codex_a_second_session_in_the_same_repository_is_isolated() {
         .filter(|e| e["verdict"].is_string())
         .map(|e| e["plan"].clone())
         .collect();
-    assert_eq!(reviewed, [json!("a"), json!("b")], "each session reviewed its own plan only");
+    assert_eq!(
+        reviewed,
+        [json!("a"), json!("b")],
+        "each session reviewed its own plan only"
+    );
     let mut bindings: Vec<String> = std::fs::read_dir(p.root().join(".taskie/sessions"))
         .unwrap()
         .map(|e| e.unwrap().path())
         .filter(|p| p.extension().is_some_and(|x| x == "json"))
         .map(|p| std::fs::read_to_string(p).unwrap())
-        .map(|t| serde_json::from_str::<Value>(&t).unwrap()["plan"].as_str().unwrap().to_owned())
+        .map(|t| {
+            serde_json::from_str::<Value>(&t).unwrap()["plan"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
         .collect();
     bindings.sort();
-    assert_eq!(bindings, ["a", "b"], "two Codex threads, each bound to its plan");
+    assert_eq!(
+        bindings,
+        ["a", "b"],
+        "two Codex threads, each bound to its plan"
+    );
 }
 
 // Gemini CLI as the agent.
@@ -479,7 +523,11 @@ fn gemini_model(
         s.verdicts.push(v);
         return text(&format!(
             "## Review\n\nThe reviewer read the plan.\n\n## Findings\n\n{}\n\nVERDICT: {v}",
-            if v == "FAIL" { "- Say which file holds the config" } else { "None." }
+            if v == "FAIL" {
+                "- Say which file holds the config"
+            } else {
+                "None."
+            }
         ));
     }
     let last = contents.last().cloned().unwrap_or_default();
@@ -534,11 +582,20 @@ impl Gemini {
             path,
             base_url: api.base_url(),
         };
-        // README: gemini extensions install <checkout> (--consent confirms ahead).
-        let out = g
-            .command(&["extensions", "install", src.to_str().unwrap(), "--consent"])
-            .output()
+        // README: gemini extensions install <checkout> (--consent confirms ahead); Gemini
+        // asks whether the user trusts the checkout's folder, and the user says yes.
+        let mut install = g.command(&["extensions", "install", src.to_str().unwrap(), "--consent"]);
+        let mut child = install
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
             .unwrap();
+        {
+            use std::io::Write;
+            let _ = child.stdin.take().unwrap().write_all(b"y\n");
+        }
+        let out = child.wait_with_output().unwrap();
         assert!(
             out.status.success(),
             "gemini extensions install: {}{}",
@@ -607,8 +664,9 @@ fn plan_with_gemini_reviewer(extra: Value) -> Project {
 fn under_the_real_gemini_a_whole_review_loop_runs_fail_post_review_pass_pass_allow() {
     let script = Arc::new(Mutex::new(Script::default()));
     let s = script.clone();
-    let api = FakeGemini::start(move |r| gemini_model(r, &s, &["FAIL", "PASS", "PASS"], GEMINI_PROMPT))
-        .unwrap();
+    let api =
+        FakeGemini::start(move |r| gemini_model(r, &s, &["FAIL", "PASS", "PASS"], GEMINI_PROMPT))
+            .unwrap();
     let gemini = Gemini::install(&api);
     let p = plan_with_gemini_reviewer(json!({}));
     let (status, out) = gemini.run(&p.root(), GEMINI_PROMPT);
@@ -641,6 +699,9 @@ fn under_the_real_gemini_the_block_cap_ends_an_endless_fail_loop() {
     assert_eq!(s.verdicts.len(), 9, "{out}");
     assert_eq!(s.prompts.len(), 8, "{out}");
     let last = p.last_event();
-    assert_eq!((&last["outcome"], &last["block_cap"]), (&json!("allow"), &json!(8)));
+    assert_eq!(
+        (&last["outcome"], &last["block_cap"]),
+        (&json!("allow"), &json!(8))
+    );
     assert!(status.success(), "{out}");
 }
