@@ -19,12 +19,14 @@ use std::process::ExitCode;
     version,
     after_help = "\
 The plan is .taskie/plans/<plan-id>/, found from the current directory upwards. Without
---plan (or TASKIE_PLAN) the plan whose files changed last is used.
+--plan (or TASKIE_PLAN) the plan this session is bound to is used (a command binds the
+session to the plan it acted on), else the plan whose files changed last.
 
 Usual flow: the agent runs `taskie continue-plan`, performs the /taskie:<action> it names,
 records it with `taskie mark <phase>`, and stops; the Stop hook runs the reviews.
-After a hard stop the human decides: `taskie state set max_reviews=<n>`, `taskie advance`
-or `taskie state set review_failures=0`.
+After a hard stop the human decides: `taskie state set --plan <id> max_reviews=<n>`,
+`taskie advance --plan <id>` or `taskie state set --plan <id> review_failures=0`
+(`taskie status` prints the exact commands).
 
 Exit status: 0 success, 1 error (one line on stderr), 2 usage error."
 )]
@@ -106,7 +108,7 @@ pub struct MarkArgs {
     #[arg(value_name = "PHASE", value_parser = Mark::parse_arg)]
     pub phase: Mark,
     /// The task (for complete-task, complete-task-tdd, next-task, next-task-tdd, add-task).
-    #[arg(long, value_name = "N")]
+    #[arg(long, value_name = "N", value_parser = task_id)]
     pub task: Option<u64>,
     #[command(flatten)]
     pub plan: PlanArg,
@@ -155,8 +157,33 @@ to stderr. The exit status is always 0, even on errors, so a broken setup never 
 session.
 
 {}",
-        crate::env::help().trim_end()
+        wrap_columns(crate::env::help().trim_end())
     )
+}
+
+/// A two-column list ("  NAME  meaning") with each meaning wrapped under itself, so no
+/// line of the help is wider than a terminal.
+fn wrap_columns(list: &str) -> String {
+    list.lines()
+        .map(|line| {
+            let name_end = line
+                .char_indices()
+                .skip_while(|(_, c)| *c == ' ')
+                .find(|(_, c)| *c == ' ')
+                .map_or(line.len(), |(i, _)| i);
+            let rest = &line[name_end..];
+            let start = name_end + rest.len() - rest.trim_start().len();
+            if start >= line.len() {
+                return line.to_string();
+            }
+            format!(
+                "{}{}",
+                &line[..start],
+                crate::paint::wrap(&line[start..], start, crate::paint::WIDTH)
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// Claude Code's Stop hook for Taskie: runs a due review and answers block or allow.
@@ -186,6 +213,13 @@ pub struct HookArgs {
     /// With --dry-run: print the report as one JSON object.
     #[arg(long, requires = "dry_run")]
     pub json: bool,
+}
+
+/// `--task N`: a task's number, as in the Id column of tasks.md.
+fn task_id(text: &str) -> Result<u64, String> {
+    crate::model::text::decimal(text.trim()).ok_or_else(|| {
+        format!("\"{text}\" is not a task id: use the number in the Id column of tasks.md, as in --task 2")
+    })
 }
 
 /// A binary started as a reviewer's guardian (`reviewer/guardian.rs`) is only that.

@@ -1,7 +1,7 @@
 //! The `taskie` command line: status, validate, init, state get/set, plan selection
 //! from subdirectories, and exit statuses.
 
-use crate::support::Project;
+use crate::support::{Project, due};
 use serde_json::{Value, json};
 
 fn code_cycle() -> Value {
@@ -574,4 +574,65 @@ fn writing_state_json_keeps_its_permission_bits() {
             .success();
         assert_eq!(mode(&path), bits, "{bits:o}");
     }
+}
+
+// ---------------------------------------------------------------------------
+// Suggestions (did you mean …) and misspelt fields.
+
+#[test]
+fn a_misspelt_field_gets_a_suggestion_instead_of_the_whole_list() {
+    let p = Project::new().plan("p").state(due("plan-review"));
+    let err = p
+        .run_taskie(&["state", "set", "max_review=3"])
+        .fails_with(1)
+        .to_string();
+    assert!(err.contains("did you mean \"max_reviews\"?"), "{err}");
+    assert!(!err.contains("clean_reviews_required"), "no list: {err}");
+}
+
+/// A hand-edited `"max_review": 6` would be ignored silently; it is reported instead, by
+/// status and by the hook, which runs no review until it is fixed.
+#[test]
+fn a_misspelt_key_in_state_json_is_reported_not_ignored() {
+    let mut state = due("plan-review");
+    state["max_review"] = json!(6);
+    let p = Project::new().plan("p").state(state);
+    let status = p.run_taskie(&["status"]).ok().to_string();
+    let status = status.split_whitespace().collect::<Vec<_>>().join(" ");
+    assert!(
+        status.contains("\"max_review\", which is not a field"),
+        "{status}"
+    );
+    assert!(status.contains("did you mean \"max_reviews\"?"), "{status}");
+    let msg = p.stop().message();
+    assert!(msg.contains("max_review"), "{msg}");
+    assert_eq!(p.reviewer_calls(), 0);
+}
+
+#[test]
+fn an_unknown_plan_lists_the_plans_that_exist_with_a_suggestion() {
+    let p = Project::new().plan("add-search").plan("fix-login");
+    let err = p
+        .run_taskie(&["status", "--plan", "add-serch"])
+        .fails_with(1)
+        .to_string();
+    assert!(
+        err.contains("the plans are: add-search, fix-login")
+            && err.contains("did you mean \"add-search\"?"),
+        "{err}"
+    );
+}
+
+#[test]
+fn the_dry_run_command_line_is_shell_quoted_so_it_can_be_run() {
+    let p = Project::new().plan("p").state(due("plan-review"));
+    let out = p.run_taskie(&["hook", "--dry-run"]).ok().to_string();
+    let line = out
+        .lines()
+        .find(|l| l.starts_with("command:"))
+        .expect("a command line");
+    assert!(
+        line.contains("--json-schema '{\"type\":\"object\""),
+        "{line}"
+    );
 }

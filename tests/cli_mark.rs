@@ -108,10 +108,45 @@ fn complete_task_is_refused_while_a_code_review_cycle_runs() {
 }
 
 #[test]
-fn complete_task_is_refused_for_a_task_without_its_file() {
+fn complete_task_is_refused_for_a_task_tasks_md_does_not_list_or_without_its_file() {
     let p = plan(state("tasks-review", json!("complete-task"), json!(2)));
     let err = mark_refused(&p, &["complete-task", "--task", "7"]);
-    assert!(err.contains("task-7.md does not exist"), "{err}");
+    assert!(
+        err.contains("task 7 is not in .taskie/plans/p/tasks.md (it lists 1, 2)"),
+        "{err}"
+    );
+    std::fs::remove_file(p.plan_dir().join("task-2.md")).unwrap();
+    let err = mark_refused(&p, &["complete-task", "--task", "2"]);
+    assert!(err.contains("task-2.md does not exist"), "{err}");
+}
+
+#[test]
+fn a_task_id_that_is_not_a_number_is_a_usage_error_that_says_what_an_id_is() {
+    let p = plan(state("tasks-review", json!("complete-task"), json!(2)));
+    let err = p
+        .run_taskie(&["mark", "complete-task", "--task", "abc"])
+        .fails_with(2)
+        .to_string();
+    assert!(
+        err.contains("\"abc\" is not a task id") && !err.contains("invalid digit"),
+        "{err}"
+    );
+}
+
+#[test]
+fn create_tasks_needs_a_task_file_for_every_task_and_validate_warns_without_one() {
+    let p = plan(state("plan-review", json!("create-tasks"), json!(2)));
+    std::fs::remove_file(p.plan_dir().join("task-2.md")).unwrap();
+    let err = mark_refused(&p, &["create-tasks"]);
+    assert!(
+        err.contains(".taskie/plans/p/task-2.md does not exist yet"),
+        "{err}"
+    );
+    let out = p.run_taskie(&["validate"]).ok().to_string();
+    assert!(
+        out.starts_with("ok:") && out.contains("warning: tasks.md lists the task of task-2.md"),
+        "{out}"
+    );
 }
 
 #[test]

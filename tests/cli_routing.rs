@@ -611,3 +611,90 @@ fn with_reviews_disabled_and_tdd_every_advance_routes_to_the_next_step() {
         ]
     );
 }
+
+// ---------------------------------------------------------------------------
+// Routes that tell the truth about odd states.
+
+#[test]
+fn a_task_that_passed_while_tasks_md_says_pending_is_named_as_such() {
+    let p = Project::new()
+        .plan("p")
+        .tasks(&[(1, "pending"), (2, "pending")])
+        .state(
+            json!({"phase": "code-review", "next_phase": "complete-task",
+                      "phase_iteration": 2, "current_task": 1}),
+        );
+    let v = route(&p);
+    assert_route(
+        &v,
+        "complete-task",
+        json!(2),
+        "task 1 passed its code review but .taskie/plans/p/tasks.md still says \"pending\": mark it done there",
+    );
+}
+
+/// state.json deleted while the reviews remain: say so and how to resume; the commands
+/// given, run as printed, put the plan back where it was.
+#[test]
+fn a_lost_state_is_reported_with_the_commands_that_resume_it_and_they_work() {
+    let p = Project::new()
+        .plan("p")
+        .tasks(&[(1, "done"), (2, "pending")])
+        .file("plan-review-1.md", "VERDICT: FAIL\n")
+        .file("plan-post-review-1.md", "Fixed.\n")
+        .file("plan-review-2.md", "VERDICT: PASS\n")
+        .file("task-2-code-review-1.md", "VERDICT: FAIL\n");
+    let v = route(&p);
+    let reason = v["reason"].as_str().unwrap().to_string();
+    assert_eq!(v["action"], "ask-human", "{v:#}");
+    assert!(
+        reason.contains("state.json is missing") && reason.contains("code-review #1 of task 2"),
+        "{reason}"
+    );
+    let status = p.run_taskie(&["status"]).ok().to_string();
+    assert!(status.contains("state.json is missing"), "{status}");
+    assert!(!status.contains("has not started"), "{status}");
+    // Follow the advice word for word.
+    for command in reason.split('`').filter(|c| c.starts_with("taskie ")) {
+        let args: Vec<&str> = command.split_whitespace().skip(1).collect();
+        p.run_taskie(&args).ok();
+    }
+    let s = p.state_json();
+    assert_eq!(
+        (
+            &s["phase"],
+            &s["next_phase"],
+            &s["phase_iteration"],
+            &s["current_task"]
+        ),
+        (
+            &json!("code-review"),
+            &json!("post-code-review"),
+            &json!(1),
+            &json!(2)
+        )
+    );
+    assert_eq!(route(&p)["action"], "post-code-review");
+}
+
+#[test]
+fn continue_plan_outside_any_project_says_where_it_looked() {
+    let dir = tempfile::tempdir().unwrap();
+    let out = assert_cmd::Command::cargo_bin("taskie")
+        .unwrap()
+        .current_dir(dir.path())
+        .env_remove("CLAUDE_PROJECT_DIR")
+        .env_remove("TASKIE_PLAN")
+        .args(["continue-plan", "--json"])
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["action"], "new-plan");
+    let reason = v["reason"].as_str().unwrap();
+    let here = dir.path().canonicalize().unwrap();
+    assert!(
+        reason.contains("no .taskie directory") && reason.contains(&here.display().to_string())
+            || reason.contains(&dir.path().display().to_string()),
+        "{reason}"
+    );
+}

@@ -445,7 +445,7 @@ fn an_unknown_next_phase_lists_the_valid_names() {
     assert!(
         msg.contains("plan-reveiw")
             && msg.contains("all-code-review")
-            && msg.contains("taskie state set next_phase="),
+            && msg.contains("taskie state set --plan p next_phase="),
         "{msg}"
     );
 }
@@ -574,7 +574,8 @@ fn three_reviewer_failures_in_a_row_become_a_hard_stop() {
             assert!(msg.contains("retried at the next stop"), "{msg}");
         } else {
             assert!(
-                msg.contains("hard-stopped") && msg.contains("taskie state set review_failures=0"),
+                msg.contains("hard-stopped")
+                    && msg.contains("taskie state set --plan p review_failures=0"),
                 "{msg}"
             );
         }
@@ -963,4 +964,40 @@ fn the_version_notice_reaches_the_user_once_per_session_in_the_hooks_one_answer(
         .output()
         .unwrap();
     assert_eq!(crate::support::Run::from(out).answer(), Value::Null);
+}
+
+/// A command the hook hands over for one plan names it: run as printed while a newer plan
+/// exists, it acts on the plan it was about (issue: with two plans, the commands acted on
+/// the newest one).
+#[test]
+fn the_commands_a_message_hands_over_name_their_plan_and_work_as_printed() {
+    let p = Project::new()
+        .plan("p")
+        .state(due("plan-review"))
+        .reviewer(&Fake::fail().exit(3));
+    let mut msg = String::new();
+    for _ in 0..3 {
+        msg = p.stop().message();
+    }
+    // A second, newer plan: the default target of a command without --plan.
+    let q = p.plan_dir().parent().unwrap().join("q");
+    std::fs::create_dir_all(&q).unwrap();
+    std::fs::write(q.join("plan.md"), "# Q\n").unwrap();
+    let reset = msg
+        .split('`')
+        .find(|c| c.starts_with("taskie state set") && c.contains("review_failures=0"))
+        .unwrap_or_else(|| panic!("no reset command in {msg}"))
+        .to_string();
+    let args: Vec<&str> = reset.split_whitespace().skip(1).collect();
+    p.run_taskie(&args).ok();
+    assert_eq!(p.state_json()["review_failures"], 0, "{reset} reset plan p");
+
+    let bad = Project::new()
+        .plan("p")
+        .state(json!({"next_phase": "plan-reveiw"}));
+    let msg = bad.stop().message();
+    assert!(
+        msg.contains("taskie state set --plan p next_phase=<phase>"),
+        "{msg}"
+    );
 }

@@ -9,6 +9,7 @@ mod architecture;
 mod cli;
 mod cli_mark;
 mod cli_routing;
+mod docs_examples;
 mod e2e_claude;
 mod e2e_plan;
 mod faults;

@@ -172,3 +172,94 @@ fn status_shows_the_pause_and_resume_lifts_it_so_the_next_stop_reviews() {
     let again = p.run_taskie(&["resume"]).ok().to_string();
     assert!(again.contains("is not paused"), "{again}");
 }
+
+// ---- failover (SPEC §22) ----
+
+#[test]
+fn in_alternate_mode_an_unavailable_reviewers_iteration_goes_to_the_next_kind_and_says_so() {
+    let p = plan_at(
+        json!({"reviewers": ["claude:opus", "codex:gpt-5-codex"]}),
+        NOW,
+    )
+    .reviewer(
+        &Fake::fail()
+            .shape(Shape::ApiError {
+                status: 500,
+                message: "scripted outage",
+            })
+            .exit(1),
+    )
+    .codex(&Vendor::fail());
+    let run = p.stop();
+    assert!(run.is_block(), "codex reviewed and said FAIL");
+    let reason = run.reason();
+    assert!(
+        reason.contains("Failover: codex:gpt-5-codex reviewed; claude:opus was unavailable (reported an error: API Error: 500 scripted outage"),
+        "{reason}"
+    );
+    assert_eq!((p.reviewer_calls(), p.vendor_calls("codex")), (1, 1));
+    let review = p.read("plan-review-1.md");
+    assert!(
+        review.starts_with("> Failover: codex:gpt-5-codex reviewed; claude:opus was unavailable"),
+        "{review}"
+    );
+    assert!(review.trim_end().ends_with("VERDICT: FAIL"), "{review}");
+    let s = p.state_json();
+    assert_eq!((failures(&s), &s["phase_iteration"]), (0, &json!(1)));
+    let e = p.last_event();
+    assert_eq!(
+        (
+            &e["reviewed_by"],
+            &e["unavailable"][0]["reviewer"],
+            &e["reviews"]
+        ),
+        (
+            &json!(["codex:gpt-5-codex"]),
+            &json!("claude:opus"),
+            &json!(2)
+        )
+    );
+    assert!(
+        p.logs().read_dir().unwrap().flatten().any(|f| f
+            .file_name()
+            .to_string_lossy()
+            .ends_with("-failover-codex.log")),
+        "the replacement's own log"
+    );
+}
+
+#[test]
+fn when_every_kind_is_at_its_usage_limit_the_plan_pauses_until_the_first_reset() {
+    let p = plan_at(
+        json!({"reviewers": ["claude:opus", "codex:gpt-5-codex"]}),
+        NOW,
+    )
+    .reviewer(&Fake::fail().shape(Shape::Raw(CLAUDE_LIMIT)).exit(1))
+    .codex(&Vendor::usage_limit());
+    let msg = p.stop().message();
+    assert!(
+        msg.contains("claude:opus reached its usage limit")
+            && msg.contains("codex:gpt-5-codex reached its usage limit")
+            && msg.contains("paused until 2026-11-24 12:15 UTC"),
+        "{msg}"
+    );
+    let s = p.state_json();
+    assert_eq!(
+        (&s["paused_until"], failures(&s)),
+        (&json!("2026-11-24T12:15:00Z"), 0)
+    );
+}
+
+#[test]
+fn with_one_kind_there_is_no_failover_and_a_failure_is_counted_as_before() {
+    let p = plan_at(json!({"reviewers": ["codex:gpt-5-codex", "codex:o3"]}), NOW)
+        .codex(&Vendor::rate_limited());
+    let msg = p.stop().message();
+    assert!(!msg.contains("Failover"), "{msg}");
+    assert_eq!(
+        p.vendor_calls("codex"),
+        1,
+        "another model of a kind that is out is not tried"
+    );
+    assert_eq!(failures(&p.state_json()), 1);
+}

@@ -275,6 +275,7 @@ fn reviewed() -> impl Strategy<Value = Reviewed> {
                 },
                 exit: 0,
                 findings: vec!["a finding".into()],
+                failover: Default::default(),
             }
         }),
         Just(Reviewed::Failed {

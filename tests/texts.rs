@@ -3,6 +3,7 @@
 
 use crate::support::{Fake, Project, due};
 use serde_json::json;
+use std::path::Path;
 use std::process::Command;
 
 fn git(dir: &std::path::Path, args: &[&str]) -> String {
@@ -94,4 +95,139 @@ fn status_names_each_task_by_its_title_and_json_carries_it() {
         .collect();
     assert_eq!(titles[0], "Parse the task table");
     assert_eq!(titles[2], "");
+}
+
+fn repo() -> std::path::PathBuf {
+    std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// A `cargo` that only records that it ran, first on PATH, so the scripts' build step is
+/// seen without building anything.
+fn fake_cargo(dir: &std::path::Path) -> std::ffi::OsString {
+    let bin = dir.join("fake-bin");
+    std::fs::create_dir_all(&bin).unwrap();
+    let script = bin.join("cargo");
+    std::fs::write(
+        &script,
+        "#!/bin/sh\necho \"cargo $*\" >> \"$(dirname \"$0\")/calls\"\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = std::env::var_os("PATH").unwrap_or_default();
+    let mut paths = vec![bin];
+    paths.extend(std::env::split_paths(&path));
+    std::env::join_paths(paths).unwrap()
+}
+
+#[test]
+fn the_demo_says_it_is_building_before_the_silent_build() {
+    let tmp = tempfile::tempdir().unwrap();
+    // The script takes its binaries from $CARGO_TARGET_DIR/debug after "building" them.
+    let debug = tmp.path().join("target/debug");
+    std::fs::create_dir_all(&debug).unwrap();
+    let real = Path::new(env!("CARGO_BIN_EXE_taskie")).parent().unwrap();
+    for b in ["taskie", "taskie-hook"] {
+        std::os::unix::fs::symlink(real.join(b), debug.join(b)).unwrap();
+    }
+    let out = Command::new("bash")
+        .arg(repo().join("examples/demo/run.sh"))
+        .env("PATH", fake_cargo(tmp.path()))
+        .env("CARGO_TARGET_DIR", tmp.path().join("target"))
+        .env_remove("TASKIE_BIN_DIR")
+        .env_remove("TASKIE_PLAN")
+        .env_remove("TASKIE_HOOK_SKIP")
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{stderr}");
+    let calls = std::fs::read_to_string(tmp.path().join("fake-bin/calls")).unwrap();
+    assert!(calls.starts_with("cargo build"), "{calls}");
+    assert!(
+        stderr.starts_with("demo: building taskie and taskie-hook"),
+        "the first thing said is what takes the time: {stderr}"
+    );
+}
+
+#[test]
+fn pack_sh_says_what_it_does_on_stderr_and_prints_only_paths_on_stdout() {
+    let tmp = tempfile::tempdir().unwrap();
+    let out = Command::new("bash")
+        .arg(repo().join("dist/npm/pack.sh"))
+        .args(["--target", "x86_64-unknown-linux-musl", "--skip-main"])
+        .arg(tmp.path().join("out"))
+        .env("PATH", fake_cargo(tmp.path()))
+        .env("CARGO_TARGET_DIR", tmp.path().join("target"))
+        .env("npm_config_cache", tmp.path().join("npm-cache"))
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    // The fake cargo builds nothing, so packing stops at the missing binary; what counts
+    // is that the build was announced before it started.
+    assert!(
+        stderr.starts_with("pack.sh: building the release binaries for x86_64-unknown-linux-musl"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("is missing"), "{stderr}");
+    assert_eq!(
+        String::from_utf8_lossy(&out.stdout),
+        "",
+        "stdout is for paths only"
+    );
+}
+
+#[test]
+fn the_readme_installs_from_release_tarballs_named_as_pack_sh_names_them() {
+    let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
+    let pack = std::fs::read_to_string(repo().join("dist/npm/pack.sh")).unwrap();
+    let install =
+        &readme[readme.find("## Install").unwrap()..readme.find("## The two commands").unwrap()];
+    assert!(
+        install.contains("npm install -g ./taskie-linux-x64-<version>.tgz ./taskie-<version>.tgz"),
+        "{install}"
+    );
+    assert!(
+        install.contains("--offline"),
+        "the offline advice: {install}"
+    );
+    // Every platform the README names is one pack.sh packs, and the other way round.
+    let suffixes: Vec<&str> = pack
+        .lines()
+        .filter(|l| l.contains("-unknown-linux-") || l.contains("-apple-darwin"))
+        .filter_map(|l| l.split_whitespace().nth(1))
+        .collect();
+    assert_eq!(suffixes.len(), 4, "{suffixes:?}");
+    for s in suffixes {
+        assert!(
+            install.contains(&format!("`{s}`")),
+            "{s} missing from the README"
+        );
+    }
+    assert!(
+        readme.contains("about 865 MB"),
+        "the README warns of the end-to-end tests' first download"
+    );
+}
+
+#[test]
+fn the_help_texts_people_read_are_reviewed_as_snapshots() {
+    let p = Project::new();
+    for (bin, args, name) in [
+        ("taskie-hook", &["--help"][..], "help_taskie_hook"),
+        ("taskie", &["state", "set", "--help"][..], "help_state_set"),
+        ("taskie", &["--help"][..], "help_taskie"),
+    ] {
+        let out = assert_cmd::Command::cargo_bin(bin)
+            .unwrap()
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{bin} {args:?}");
+        let text = String::from_utf8(out.stdout).unwrap();
+        assert!(
+            !text.contains("SPEC"),
+            "{bin} {args:?} cites the spec:\n{text}"
+        );
+        crate::snapshots::check(&p, name, &text);
+    }
 }

@@ -1002,6 +1002,20 @@ fn demo_cycle(
     );
     assert!(reason.contains(&post_file(1)), "{reason}");
     assert!(p.exists(&review_file(1)));
+    // The fake reviewer's finding is about what this review reads, not the plan's again.
+    let subject = match review {
+        "plan-review" => "The plan",
+        "tasks-review" => "tasks.md",
+        "code-review" => "Task ",
+        _ => "The implementation as a whole",
+    };
+    let finding = p.read(&review_file(1));
+    assert!(finding.contains(subject), "{review}: {finding}");
+    assert_eq!(
+        review == "plan-review",
+        finding.contains("name with spaces"),
+        "only the plan review repeats the plan's finding: {finding}"
+    );
     let post_phase = format!("post-{review}");
     expect_state(
         p,

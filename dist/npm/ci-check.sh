@@ -29,7 +29,7 @@ cleanup() {
 trap cleanup EXIT
 
 version=$(awk -F'"' '/^\[/ { p = ($0 == "[package]") } p && /^version[ \t]*=/ { print $2; exit }' "$root/Cargo.toml")
-host=$(rustc -vV | sed -n 's/^host: //p')
+host=$("${pack[@]}" --host-target)
 
 # The environment of every install and run: no cargo, no user npm config, a fresh HOME.
 mkdir -p "$tmp/home" "$tmp/work" "$tmp/empty" "$tmp/out"
@@ -46,6 +46,23 @@ main_tgz=$tmp/out/taskie-$version.tgz
 host_tgz=$(grep -v "/taskie-$version.tgz\$" "$tmp/packed")
 check "pack.sh wrote the main package taskie-$version.tgz" test -f "$main_tgz"
 check "pack.sh wrote one platform package for $host ($(basename "$host_tgz"))" test "$(wc -l <"$tmp/packed")" = 2
+
+# static_elf FILE: a Linux binary with no program interpreter (PT_INTERP), so no dynamic
+# loader and no libc of the system's: it runs on glibc and musl distributions alike.
+static_elf() {
+  # shellcheck disable=SC2016 # JavaScript, not shell
+  node -e 'const b = require("fs").readFileSync(process.argv[1]);
+    if (b.readUInt32BE(0) !== 0x7f454c46 || b[4] !== 2) process.exit(1); // ELF, 64-bit
+    const off = Number(b.readBigUInt64LE(0x20)), size = b.readUInt16LE(0x36), n = b.readUInt16LE(0x38);
+    for (let i = 0; i < n; i++) if (b.readUInt32LE(off + i * size) === 3) process.exit(1);' "$1"
+}
+if [ "$(uname -s)" = Linux ]; then
+  mkdir -p "$tmp/unpacked"
+  tar -xzf "$host_tgz" -C "$tmp/unpacked"
+  for b in taskie taskie-hook; do
+    check "the Linux package's $b is statically linked (no program interpreter)" static_elf "$tmp/unpacked/package/bin/$b"
+  done
+fi
 
 # The other platforms' packages, with stand-in binaries that fail loudly if ever run.
 mkdir -p "$tmp/fake"

@@ -1,7 +1,7 @@
 "use strict";
 // The npm package's `taskie` and `taskie-hook` commands: each runs the native binary of
 // the same name from the platform package npm installed beside this one (one of the
-// optionalDependencies, chosen by npm from their os/cpu/libc fields). dist/npm/pack.sh
+// optionalDependencies, chosen by npm from their os/cpu fields). dist/npm/pack.sh
 // copies this file into the main package as lib/launcher.js; docs/distribution.md says why.
 
 const { spawn } = require("child_process");
@@ -10,37 +10,20 @@ const path = require("path");
 
 const pkg = require("../package.json");
 
-// Linux has two builds per cpu; a static musl binary also runs on glibc systems, the
-// glibc one not on musl systems.
-function isMusl() {
-  try {
-    return !process.report.getReport().header.glibcVersionRuntime;
-  } catch {
-    return false;
-  }
-}
-
-// The platform packages that could serve this machine, best first.
+// The platform package that serves this machine (on Linux a static musl build, which
+// runs on glibc and musl systems alike).
 function wanted() {
-  const base = `${pkg.name}-${process.platform}-${process.arch}`;
-  if (process.platform !== "linux") return [base];
-  return [`${base}-gnu`, `${base}-musl`];
+  return `${pkg.name}-${process.platform}-${process.arch}`;
 }
 
-// The binary `name` of the first installed platform package that fits, or null.
+// The binary `name` of the installed platform package, or null.
 function findBinary(name) {
-  const found = [];
-  for (const p of wanted()) {
-    try {
-      const dir = path.dirname(require.resolve(`${p}/package.json`));
-      found.push(path.join(dir, "bin", name));
-    } catch {
-      // not installed: npm skipped it, or it is another platform's
-    }
+  try {
+    const dir = path.dirname(require.resolve(`${wanted()}/package.json`));
+    return path.join(dir, "bin", name);
+  } catch {
+    return null; // not installed: npm skipped it (--omit=optional), or another platform
   }
-  // Only when both libc builds are there (npm without libc support) does it matter which.
-  if (found.length > 1 && isMusl()) found.reverse();
-  return found.length ? found[0] : null;
 }
 
 // The hook must never fail (Claude Code shows a non-zero exit as a hook error): as a hook
@@ -60,7 +43,7 @@ function fail(name, why) {
 function run(name) {
   const bin = findBinary(name);
   if (!bin) {
-    fail(name, `no ${pkg.name} binary for ${process.platform}-${process.arch} is installed (looked for ${wanted().join(", ")})`);
+    fail(name, `no ${pkg.name} binary for ${process.platform}-${process.arch} is installed (looked for ${wanted()})`);
     return;
   }
   const child = spawn(bin, process.argv.slice(2), { stdio: "inherit" });

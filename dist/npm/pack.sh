@@ -3,7 +3,8 @@
 # that knows what the packages contain: their package.json files are generated here.
 #
 #   bash dist/npm/pack.sh OUTDIR
-#       cargo build --release --locked for this host, then pack this host's platform
+#       cargo build --release --locked for this host's packaged target (on Linux the
+#       static musl one, added with rustup if missing), then pack this host's platform
 #       package and the main package into OUTDIR.
 #   bash dist/npm/pack.sh --target TRIPLE [--bin-dir DIR] [--skip-main] OUTDIR
 #       the platform package of TRIPLE, from the binaries in DIR (prebuilt, e.g. by a
@@ -12,12 +13,14 @@
 #       only the main package (it holds no binary, so nothing is built).
 #   bash dist/npm/pack.sh --list-targets
 #       the target triples that have a platform package, one a line.
+#   bash dist/npm/pack.sh --host-target
+#       the triple whose package serves this machine (what OUTDIR alone builds).
 #
-# Prints the path of each tarball it wrote, one a line.
+# Prints the path of each tarball it wrote, one a line; what it is doing goes to stderr.
 set -euo pipefail
 
 usage() {
-  sed -n '5,15p' "$0" | sed 's/^# \{0,1\}//' >&2
+  sed -n '5,18p' "$0" | sed 's/^# \{0,1\}//' >&2
   exit 2
 }
 
@@ -27,15 +30,20 @@ launcher="$root/dist/npm/launcher.js"
 # The npm package names. Platform packages are "<main>-<suffix>".
 main_name=taskie
 
-# triple                      suffix             os      cpu    libc
+# Linux gets one package per cpu: a static musl build runs on glibc and musl systems
+# alike and starts faster than a dynamic one (no loader; docs/performance.md).
+# triple                      suffix        os      cpu
 platforms='
-x86_64-unknown-linux-gnu      linux-x64-gnu      linux   x64    glibc
-aarch64-unknown-linux-gnu     linux-arm64-gnu    linux   arm64  glibc
-x86_64-unknown-linux-musl     linux-x64-musl     linux   x64    musl
-aarch64-unknown-linux-musl    linux-arm64-musl   linux   arm64  musl
-x86_64-apple-darwin           darwin-x64         darwin  x64    -
-aarch64-apple-darwin          darwin-arm64       darwin  arm64  -
+x86_64-unknown-linux-musl     linux-x64     linux   x64
+aarch64-unknown-linux-musl    linux-arm64   linux   arm64
+x86_64-apple-darwin           darwin-x64    darwin  x64
+aarch64-apple-darwin          darwin-arm64  darwin  arm64
 '
+
+# The packaged triple for this machine: the host's, with Linux's libc swapped for musl.
+host_target() {
+  rustc -vV | sed -n 's/^host: //p' | sed 's/-linux-gnu$/-linux-musl/'
+}
 
 target='' bin_dir='' skip_main=0 main_only=0 out=''
 while [ $# -gt 0 ]; do
@@ -45,6 +53,7 @@ while [ $# -gt 0 ]; do
     --skip-main) skip_main=1; shift ;;
     --main-only) main_only=1; shift ;;
     --list-targets) printf '%s\n' "$platforms" | awk 'NF { print $1 }'; exit 0 ;;
+    --host-target) host_target; exit 0 ;;
     -h | --help) usage ;;
     -*) echo "pack.sh: unknown option $1" >&2; usage ;;
     *) [ -z "$out" ] || usage; out=$1; shift ;;
@@ -67,9 +76,14 @@ out=$(cd "$out" && pwd)
 stage=$(mktemp -d)
 trap 'rm -rf "$stage"' EXIT
 
+# What the script is doing, on stderr (stdout carries only the tarball paths): a release
+# build takes minutes, and silence that long looks like a hang.
+say() { echo "pack.sh: $*" >&2; }
+
 # npm pack DIR into OUTDIR; prints the tarball's path.
 pack() {
   local file
+  say "packing ${1##*/} with npm pack..."
   file=$(cd "$1" && npm pack --silent --pack-destination "$out" 2>/dev/null | tail -n 1)
   [ -f "$out/$file" ] || { echo "pack.sh: npm pack of $1 wrote no tarball" >&2; exit 1; }
   echo "$out/$file"
@@ -86,15 +100,22 @@ write_manifest() { # DIR, then the extra fields as JSON
     process.stdout.write(JSON.stringify(m, null, 2) + "\n");' >"$1/package.json"
 }
 
-pack_platform() {
-  local row suffix os cpu libc dir name libc_json
+# The platforms row of $target; refuses a target that has no package.
+platform_row() {
+  local row
   row=$(printf '%s\n' "$platforms" | awk -v t="$target" '$1 == t')
   if [ -z "$row" ]; then
     echo "pack.sh: no npm package for target $target; known targets:" >&2
     printf '%s\n' "$platforms" | awk 'NF { print "  " $1 }' >&2
     exit 1
   fi
-  read -r _ suffix os cpu libc <<<"$row"
+  echo "$row"
+}
+
+pack_platform() {
+  local row suffix os cpu dir name
+  row=$(platform_row)
+  read -r _ suffix os cpu <<<"$row"
   name="$main_name-$suffix"
   dir="$stage/$name"
   mkdir -p "$dir/bin"
@@ -103,16 +124,14 @@ pack_platform() {
     cp "$bin_dir/$b" "$dir/bin/$b"
     chmod 755 "$dir/bin/$b"
   done
-  libc_json=''
-  [ "$libc" = - ] || libc_json=", \"libc\": [\"$libc\"]"
   write_manifest "$dir" "{ \"name\": \"$name\",
-    \"description\": \"The taskie and taskie-hook binaries for $os $cpu${libc_json:+ ($libc)}; installed by the $main_name package\",
-    \"os\": [\"$os\"], \"cpu\": [\"$cpu\"]$libc_json,
+    \"description\": \"The taskie and taskie-hook binaries for $os $cpu; installed by the $main_name package\",
+    \"os\": [\"$os\"], \"cpu\": [\"$cpu\"],
     \"files\": [\"bin\"], \"preferUnplugged\": true }"
   cat >"$dir/README.md" <<MD
 # $name
 
-The native \`taskie\` and \`taskie-hook\` binaries of Taskie $version for $os $cpu${libc_json:+ ($libc)}.
+The native \`taskie\` and \`taskie-hook\` binaries of Taskie $version for $os $cpu$([ "$os" != linux ] || echo ' (static, any libc)').
 Install the \`$main_name\` package instead: npm picks this one for you.
 MD
   pack "$dir"
@@ -152,15 +171,18 @@ MD
 
 if [ "$main_only" = 0 ]; then
   cargo_target_dir=${CARGO_TARGET_DIR:-$root/target}
-  if [ -n "$target" ] && [ -z "$bin_dir" ]; then
+  [ -n "$target" ] || target=$(host_target)
+  platform_row >/dev/null # before any build: a target without a package is refused at once
+  if [ -z "$bin_dir" ]; then
+    # A fresh machine has only the host's standard library: add the target's (Rust's
+    # musl targets bring their own libc and linker setup, nothing else is needed on x64).
+    if command -v rustup >/dev/null && ! rustup target list --installed | grep -qx "$target"; then
+      say "adding the Rust target $target (rustup target add)..."
+      rustup target add "$target" >&2
+    fi
+    say "building the release binaries for $target (cargo build --release; a first build takes a few minutes)..."
     (cd "$root" && cargo build --release --locked --target "$target" >&2)
     bin_dir="$cargo_target_dir/$target/release"
-  elif [ -z "$target" ]; then
-    target=$(rustc -vV | sed -n 's/^host: //p')
-    if [ -z "$bin_dir" ]; then
-      (cd "$root" && cargo build --release --locked >&2)
-      bin_dir="$cargo_target_dir/release"
-    fi
   fi
   pack_platform
 fi

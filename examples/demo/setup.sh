@@ -8,7 +8,10 @@ root=$(cd "$here/../.." && pwd)
 if [ -n "${TASKIE_BIN_DIR:-}" ]; then
   bin=$TASKIE_BIN_DIR
 else
+  # Said on stderr, so a first build (about 30 s) is not mistaken for a hang.
+  echo "demo: building taskie and taskie-hook (cargo build; the first build takes about 30 s)..." >&2
   cargo build --quiet --bins --manifest-path "$root/Cargo.toml"
+  echo "demo: built; running the demo" >&2
   bin=${CARGO_TARGET_DIR:-$root/target}/debug
 fi
 unset TASKIE_PLAN TASKIE_HOOK_SKIP

@@ -110,6 +110,13 @@ pub fn route(f: &Facts) -> Result<Route, Error> {
 }
 
 fn without_state(f: &Facts) -> Route {
+    if let Some(back) = cycle::recover_from_files(f.files) {
+        return answer(
+            Next::AskHuman,
+            back.task.map(|t| t.to_string()),
+            back.explain(f.plan, &f.rel("state.json")),
+        );
+    }
     if !f.has_file("tasks.md") {
         return go(
             Phase::CreateTasks,
@@ -387,12 +394,28 @@ fn implement(f: &Facts, s: &State, action: Phase) -> Route {
     let skip = s
         .current_task
         .filter(|_| s.last() == Some(Phase::CodeReview));
+    // The task whose review just passed, while tasks.md still calls it unfinished.
+    let stale = skip.and_then(|n| {
+        f.tasks
+            .iter()
+            .find(|t| t.number() == Some(n) && !t.is_finished())
+    });
+    let note = stale
+        .map(|t| {
+            format!(
+                "task {} passed its code review but {} still says \"{}\": mark it done there; ",
+                t.id,
+                f.rel("tasks.md"),
+                t.status
+            )
+        })
+        .unwrap_or_default();
     match first_unfinished(f.tasks, skip) {
         Some(t) => go(
             action,
             Some(t.id.clone()),
             format!(
-                "state.json schedules {action} and task {} is the first unfinished task in tasks.md (status \"{}\")",
+                "{note}state.json schedules {action} and task {} is the first unfinished task in tasks.md (status \"{}\")",
                 t.id, t.status
             ),
         ),
@@ -483,7 +506,13 @@ pub fn run(
 ) -> Result<(), Error> {
     let target = match inv.target(plan) {
         Ok(t) => t,
-        Err(Error::NoProject(_) | Error::NoPlan(_)) => return print(out, None, &no_plan(), json),
+        // No plan anywhere: the next step is a new one, saying where taskie looked (the
+        // same words `taskie status` uses for the same case).
+        Err(e @ (Error::NoProject(_) | Error::NoPlan(_))) => {
+            let mut route = no_plan();
+            route.reason = format!("{e}");
+            return print(out, None, &route, json);
+        }
         Err(e) => return Err(e),
     };
     let mut chosen = route(&target.gather()?.facts())?;

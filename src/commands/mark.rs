@@ -83,7 +83,8 @@ impl Mark {
     pub fn parse_arg(name: &str) -> Result<Mark, String> {
         Mark::parse(name).ok_or_else(|| {
             format!(
-                "\"{name}\" is not a phase taskie mark records; use one of: {}",
+                "\"{name}\" is not a phase taskie mark records{}; use one of: {}",
+                crate::model::text::did_you_mean(name, names()),
                 names().join(", ")
             )
         })
@@ -117,11 +118,20 @@ pub fn transition(f: &Facts, s: &State, mark: Mark, task: Option<u64>) -> Result
     if let Err(why) = fits(s, mark) {
         return Err(refusal(s, mark, &why));
     }
+    if let Some(why) = unlisted_task(f, mark, task) {
+        return Err(why);
+    }
     if let Some(missing) = missing_file(f, s, mark, task) {
+        let files: Vec<String> = missing.split(", ").map(|m| f.rel(m)).collect();
+        let (verb, them) = if files.len() == 1 {
+            ("does", "it")
+        } else {
+            ("do", "them")
+        };
         return Err(format!(
-            "cannot mark {}: {} does not exist yet; write it first, then mark again",
+            "cannot mark {}: {} {verb} not exist yet; write {them} first, then mark again",
             mark.name(),
-            f.rel(&missing)
+            files.join(", ")
         ));
     }
     let mut next = s.clone();
@@ -243,8 +253,32 @@ fn fits(s: &State, mark: Mark) -> Result<(), String> {
 }
 
 /// The file the mark claims was written, when it is missing.
+/// A task mark for a task tasks.md does not list: the id is most likely a slip.
+fn unlisted_task(f: &Facts, mark: Mark, task: Option<u64>) -> Option<String> {
+    let task =
+        task.filter(|_| matches!(mark, Mark::CompleteTask { .. } | Mark::NextTask { .. }))?;
+    if f.tasks.is_empty() || f.tasks.iter().any(|t| t.number() == Some(task)) {
+        return None;
+    }
+    let ids: Vec<&str> = f.tasks.iter().map(|t| t.id.as_str()).collect();
+    Some(format!(
+        "cannot mark {}: task {task} is not in {} (it lists {}); use one of those ids, or add the task first \
+         (/taskie:add-task)",
+        mark.name(),
+        f.rel("tasks.md"),
+        ids.join(", ")
+    ))
+}
+
 fn missing_file(f: &Facts, s: &State, mark: Mark, task: Option<u64>) -> Option<String> {
     let need = match mark {
+        Mark::CreateTasks if f.has_file("tasks.md") => {
+            let missing = f.missing_task_files();
+            if missing.is_empty() {
+                return None;
+            }
+            missing.join(", ")
+        }
         Mark::CreateTasks => "tasks.md".to_string(),
         Mark::CompleteTask { .. } | Mark::NextTask { .. } | Mark::AddTask => {
             format!("task-{}.md", task?)

@@ -220,7 +220,12 @@ pub fn build(
 ) -> Report {
     let (state, state_error) = match f.state {
         Ok(Some(s)) => (Some(s), None),
-        Ok(None) => (None, None),
+        // Gone while the reviews remain: say so, and how to resume, not "not started".
+        Ok(None) => (
+            None,
+            cycle::recover_from_files(f.files)
+                .map(|back| back.explain(f.plan, &f.rel("state.json"))),
+        ),
         Err(e) => (None, Some(format!("{dir}/{}", e.explain(f.plan)))),
     };
     let current = state.and_then(|s| s.current_task);

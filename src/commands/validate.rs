@@ -15,6 +15,14 @@ pub fn run(inv: &Invocation, plan: Option<&str>, out: &mut dyn Write) -> Result<
             target.plan,
             target.rel_dir()
         )?;
+        for missing in gathered.facts().missing_task_files() {
+            writeln!(
+                out,
+                "warning: tasks.md lists the task of {missing}, which does not exist (one task file per task: \
+                 write {})",
+                target.rel(&missing)
+            )?;
+        }
         return Ok(());
     }
     for e in &gathered.errors {

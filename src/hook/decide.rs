@@ -199,7 +199,7 @@ fn conclude_review(f: &Facts, due: &Due, reviewed: &Reviewed) -> Outcome {
     rec.review = Some(r.name());
     rec.iteration = Some(due.iteration);
     rec.model = Some(due.model.clone());
-    let (reading, findings) = match reviewed {
+    let (reading, findings, failover) = match reviewed {
         Reviewed::Failed { reason, log, exit } => {
             // Only the failure count changes: the agent cannot fix a broken reviewer.
             let mut next = due.read.clone();
@@ -227,17 +227,28 @@ fn conclude_review(f: &Facts, due: &Due, reviewed: &Reviewed) -> Outcome {
             reading,
             exit,
             findings,
+            failover,
         } => {
             rec.reviewer_exit = Some(*exit);
-            (reading, findings)
+            if failover.happened() {
+                rec.reviewed_by = failover.reviewed_by.clone();
+                rec.unavailable = failover.unavailable.clone();
+            }
+            (reading, findings, failover)
         }
     };
     rec.verdict = Some(reading.verdict.as_str());
     rec.verdict_source = Some(reading.source.clone());
 
     let mut next = due.base.clone();
+    // A panel weighs only who reviewed (SPEC §22).
+    let weight = if due.panel && failover.happened() {
+        failover.reviewed_by.len() as u64
+    } else {
+        due.weight()
+    };
     next.consecutive_clean = if reading.verdict == Verdict::Pass {
-        next.consecutive_clean.saturating_add(due.weight())
+        next.consecutive_clean.saturating_add(weight)
     } else {
         0
     };
@@ -252,10 +263,14 @@ fn conclude_review(f: &Facts, due: &Due, reviewed: &Reviewed) -> Outcome {
         cycle::apply_advance(&mut next, r, f.tasks, due.iteration);
         rec.path = Branch::Advanced;
         rec.after(&next);
+        let note = message::failover_note(failover);
         let answer = if next.auto_continue && target != Phase::Complete {
-            Answer::block(message::auto_continue(r, streak, target))
+            Answer::block(format!(
+                "{}{note}",
+                message::auto_continue(r, streak, target)
+            ))
         } else {
-            Answer::allow(message::passed(r, streak, target))
+            Answer::allow(format!("{}{note}", message::passed(r, streak, target)))
         };
         return finish(answer, Some(next), rec);
     }
@@ -273,6 +288,7 @@ fn conclude_review(f: &Facts, due: &Due, reviewed: &Reviewed) -> Outcome {
         streak,
         next.clean_reviews_required,
     );
+    let reason = format!("{reason}{}", message::failover_note(failover));
     finish(Answer::block(reason), Some(next), rec)
 }
 
@@ -444,6 +460,7 @@ mod tests {
             },
             exit: 0,
             findings: vec![],
+            failover: Default::default(),
         }
     }
 

@@ -241,6 +241,7 @@ pub fn report(opts: &Options, cwd: Option<PathBuf>) -> Report {
             });
             let [pass, fail] = [Verdict::Pass, Verdict::Fail].map(|verdict| {
                 let reviewed = Reviewed::Verdict {
+                    failover: Default::default(),
                     reading: Reading {
                         verdict,
                         source: "structured_output".into(),
@@ -324,7 +325,12 @@ pub fn human(r: &Report) -> String {
                 review.review, review.iteration, review.model
             ),
         );
-        line(&mut out, "command:", review.command.join(" "));
+        let words: Vec<String> = review
+            .command
+            .iter()
+            .map(|w| crate::model::text::shell_quote(w))
+            .collect();
+        line(&mut out, "command:", words.join(" "));
         line(&mut out, "review file:", review.review_file.clone());
         for (v, label) in [(&r.if_pass, "if PASS:"), (&r.if_fail, "if FAIL:")] {
             let Some(v) = v else { continue };

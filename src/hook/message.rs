@@ -44,8 +44,9 @@ pub fn post_review_owed(plan: &str, r: Review, n: u64, path: &str) -> String {
 
 pub fn unknown_next_phase(plan: &str, name: &str) -> String {
     format!(
-        "Taskie: plan '{plan}': next_phase \"{name}\" in state.json is not a phase, so no review runs. \
-         Fix it with `taskie state set next_phase=<phase>` (or `null`); phases: {}.",
+        "Taskie: plan '{plan}': next_phase \"{name}\" in state.json is not a phase{}, so no review runs. \
+         Fix it with `taskie state set --plan {plan} next_phase=<phase>` (or `null`); phases: {}.",
+        crate::model::text::did_you_mean(name, phase::PHASES.iter().copied()),
         phase::PHASES.join(", ")
     )
 }
@@ -97,8 +98,8 @@ pub fn reviewer_failed(plan: &str, due: &Due, reason: &str, log: &str, failures:
         };
         format!(
             "{head} That was attempt {failures} of {}: reviews for this plan are hard-stopped. Fix the reviewer \
-             (see the log; {vars} chooses the program), then run `taskie state set review_failures=0`, \
-             or skip this review with `taskie advance`.",
+             (see the log; {vars} chooses the program), then run `taskie state set --plan {plan} \
+             review_failures=0`, or skip this review with `taskie advance --plan {plan}`.",
             MAX_REVIEW_FAILURES
         )
     }
@@ -131,6 +132,16 @@ pub fn still_paused(
          No reviewer ran and no failure was counted. `taskie resume --plan {plan}` runs it at the next stop instead.",
         pause::when(until, now)
     )
+}
+
+/// Appended to the answer after a failover (SPEC §22): who reviewed, who could not and
+/// why. Empty when there was none.
+pub fn failover_note(failover: &crate::model::cycle::Failover) -> String {
+    if failover.happened() {
+        format!(" Failover: {}.", failover.sentence())
+    } else {
+        String::new()
+    }
 }
 
 pub fn passed(r: Review, streak: u64, target: Phase) -> String {

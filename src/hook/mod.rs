@@ -295,7 +295,7 @@ fn run_plan(event: &Event, project: &Project, plan: String, host: &Host) -> Fini
         && std::fs::symlink_metadata(dir.join(SPEND_FILE)).is_err()
     {
         let ledger = snapshot::ledger(&dir, &plan);
-        let _ = atomic::write(&dir.join(SPEND_FILE), ledger.to_json().as_bytes());
+        let _ = atomic::replace(&dir.join(SPEND_FILE), ledger.to_json().as_bytes());
     }
     let outcome = match decide::decide(&facts) {
         Step::Done(outcome) => outcome,
@@ -344,6 +344,15 @@ fn run_plan(event: &Event, project: &Project, plan: String, host: &Host) -> Fini
             let run = reviewer::review(project, &facts, &due, &config, &start);
             lock.clear();
             let mut outcome = decide::conclude(&facts, &due, &run.reviewed);
+            // SPEC §5 step 18: the review file is on disk before the state that points to
+            // it (state.json's own write then makes both directory entries durable). The
+            // only fsyncs of a review: this one and state.json's.
+            if matches!(run.reviewed, Reviewed::Verdict { .. })
+                && outcome.write.is_some()
+                && let Err(e) = atomic::sync_file(&dir.join(&due.review_file))
+            {
+                eprintln!("taskie-hook: could not sync the review file: {e}");
+            }
             // What the run cost is recorded whatever the decision (SPEC §18): in the
             // ledger first (money spent stays spent even if the state write is lost),
             // then in the event.
@@ -359,7 +368,8 @@ fn run_plan(event: &Event, project: &Project, plan: String, host: &Host) -> Fini
                     advanced: outcome.record.path == Branch::Advanced,
                     spend: &run.spend,
                 });
-                if let Err(e) = atomic::write(&dir.join(SPEND_FILE), ledger.to_json().as_bytes()) {
+                if let Err(e) = atomic::replace(&dir.join(SPEND_FILE), ledger.to_json().as_bytes())
+                {
                     eprintln!(
                         "taskie-hook: could not write the spend ledger of plan '{plan}': {e}"
                     );
@@ -433,7 +443,7 @@ pub fn hard_stop(
         let path = logs.join(diagnostics::file_name(f.plan));
         let text = diag.to_json();
         if let Err(e) =
-            project::create_runtime_dir(&logs).and_then(|_| atomic::write(&path, text.as_bytes()))
+            project::create_runtime_dir(&logs).and_then(|_| atomic::replace(&path, text.as_bytes()))
         {
             message.push_str(&format!(
                 " (The diagnostics file could not be written: {e}.)"

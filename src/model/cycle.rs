@@ -253,6 +253,48 @@ pub fn clean_weight(s: &State, n: u64) -> u64 {
     weight_of(&reviewers, panel)
 }
 
+/// A reviewer that could not review this iteration, and why (SPEC §22 failover).
+#[derive(Debug, Clone, PartialEq, Eq, Default, serde::Serialize)]
+pub struct Unavailable {
+    pub reviewer: String,
+    pub why: String,
+}
+
+/// Who reviewed and who was unavailable, when a reviewer failed over to another (alternate
+/// mode) or a panel went on without a member. Empty when everyone asked reviewed.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Failover {
+    pub reviewed_by: Vec<String>,
+    pub unavailable: Vec<Unavailable>,
+}
+
+impl Failover {
+    pub fn happened(&self) -> bool {
+        !self.unavailable.is_empty()
+    }
+
+    /// `codex:gpt-5-codex reviewed; claude:opus was unavailable (why)`: for the review
+    /// file's header, the answer and the event, so a failover is never silent.
+    pub fn sentence(&self) -> String {
+        let away: Vec<String> = self
+            .unavailable
+            .iter()
+            .map(|u| {
+                format!(
+                    "{} was unavailable ({})",
+                    u.reviewer,
+                    crate::model::text::clip(&u.why, 160)
+                )
+            })
+            .collect();
+        format!(
+            "{} reviewed; {}",
+            self.reviewed_by.join(" and "),
+            away.join("; ")
+        )
+    }
+}
+
 /// How the reviewer run ended, as far as the decision cares.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Reviewed {
@@ -274,6 +316,8 @@ pub enum Reviewed {
         exit: i32,
         /// The review's findings, first first, for the block reason.
         findings: Vec<String>,
+        /// Set when an unavailable reviewer was replaced or left out (SPEC §22).
+        failover: Failover,
     },
 }
 
@@ -323,6 +367,87 @@ fn task_key(t: &TaskRow) -> String {
     t.number()
         .map(|n| n.to_string())
         .unwrap_or_else(|| t.id.clone())
+}
+
+/// Where a plan whose state.json is gone had got to, as its review files show, and the
+/// `taskie state set` assignments that put the state back there (after `taskie init`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Recovery {
+    pub review: Review,
+    pub task: Option<u64>,
+    /// The newest review of that cycle.
+    pub iteration: u64,
+    /// Its file, the evidence.
+    pub newest: String,
+    /// `FIELD=VALUE` words for `taskie state set`.
+    pub assignments: Vec<String>,
+}
+
+impl Recovery {
+    /// The words for plan `plan`, whose state.json (`state_rel`) is gone.
+    pub fn explain(&self, plan: &str, state_rel: &str) -> String {
+        let of_task = self
+            .task
+            .map(|t| format!(" of task {t}"))
+            .unwrap_or_default();
+        format!(
+            "{state_rel} is missing, but the plan's files show it had reached {} #{}{of_task} (the newest review is \
+             {}): the state was lost; restore state.json (from version control), or resume there with \
+             `taskie init {plan}` then `taskie state set --plan {plan} {}`",
+            self.review,
+            self.iteration,
+            self.newest,
+            self.assignments.join(" ")
+        )
+    }
+}
+
+/// The furthest review cycle the plan's files show (the all-code review, else the code
+/// review of the highest task, else the tasks review, else the plan review), if any.
+pub fn recover_from_files(files: &[String]) -> Option<Recovery> {
+    use crate::model::plan_file::{PlanFile, Subject};
+    let parsed: Vec<PlanFile> = files.iter().filter_map(|f| PlanFile::parse(f)).collect();
+    let rank = |s: Subject| match s {
+        Subject::Plan => Some((0, None)),
+        Subject::Tasks => Some((1, None)),
+        Subject::TaskCode(n) => Some((2 + n, Some(n))),
+        Subject::AllCode => Some((u64::MAX, None)),
+        Subject::Design | Subject::TaskLegacy(_) => None,
+    };
+    let (subject, iteration) = parsed
+        .iter()
+        .filter_map(|f| match f {
+            PlanFile::Review(s, i) => rank(*s).map(|(r, _)| (r, *s, *i)),
+            _ => None,
+        })
+        .max()
+        .map(|(_, s, i)| (s, i))?;
+    let (review, task) = match subject {
+        Subject::Plan => (Review::Plan, None),
+        Subject::Tasks => (Review::Tasks, None),
+        Subject::TaskCode(n) => (Review::Code, Some(n)),
+        _ => (Review::AllCode, None),
+    };
+    let newest = PlanFile::Review(subject, iteration).file_name();
+    let answered = parsed.contains(&PlanFile::PostReview(subject, iteration));
+    let mut assignments = Vec::new();
+    if let Some(n) = task {
+        assignments.push(format!("current_task={n}"));
+    }
+    if answered {
+        assignments.push(format!("next_phase={}", review.name()));
+    } else {
+        assignments.push(format!("phase={}", review.name()));
+        assignments.push(format!("next_phase={}", review.post_name()));
+    }
+    assignments.push(format!("phase_iteration={iteration}"));
+    Some(Recovery {
+        review,
+        task,
+        iteration,
+        newest,
+        assignments,
+    })
 }
 
 #[cfg(test)]
@@ -446,5 +571,47 @@ mod tests {
         // One reviewer at a time: a PASS added one.
         s.review_mode = Mode::Alternate;
         assert_eq!(rewind(&s, Review::Plan, 1).consecutive_clean, 1);
+    }
+
+    #[test]
+    fn the_files_of_a_plan_whose_state_is_gone_show_where_to_resume() {
+        let files =
+            |names: &[&str]| -> Vec<String> { names.iter().map(|n| n.to_string()).collect() };
+        assert_eq!(recover_from_files(&files(&["plan.md"])), None);
+        let r = recover_from_files(&files(&[
+            "plan.md",
+            "plan-review-1.md",
+            "plan-post-review-1.md",
+            "plan-review-2.md",
+            "tasks.md",
+            "task-1.md",
+            "task-2.md",
+            "task-1-code-review-1.md",
+            "task-2-code-review-1.md",
+            "task-2-code-post-review-1.md",
+            "task-2-code-review-2.md",
+        ]))
+        .unwrap();
+        assert_eq!((r.review, r.task, r.iteration), (Review::Code, Some(2), 2));
+        assert_eq!(r.newest, "task-2-code-review-2.md");
+        assert_eq!(
+            r.assignments,
+            [
+                "current_task=2",
+                "phase=code-review",
+                "next_phase=post-code-review",
+                "phase_iteration=2"
+            ]
+        );
+        let r = recover_from_files(&files(&[
+            "plan.md",
+            "plan-review-1.md",
+            "plan-post-review-1.md",
+        ]))
+        .unwrap();
+        assert_eq!(
+            r.assignments,
+            ["next_phase=plan-review", "phase_iteration=1"]
+        );
     }
 }

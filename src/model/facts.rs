@@ -33,6 +33,18 @@ impl Facts<'_> {
         self.files.iter().any(|f| f == name)
     }
 
+    /// The task files tasks.md's rows need and that do not exist (the ground rules: one
+    /// `task-<id>.md` per listed id). Not a structure error of SPEC §7, which the hook
+    /// blocks on, but `mark create-tasks` refuses and `validate` warns.
+    pub fn missing_task_files(&self) -> Vec<String> {
+        self.tasks
+            .iter()
+            .filter_map(|t| t.number())
+            .map(|n| format!("task-{n}.md"))
+            .filter(|name| !self.has_file(name))
+            .collect()
+    }
+
     /// Path of a plan file relative to the project directory, as the agent sees it.
     pub fn rel(&self, name: &str) -> String {
         format!(".taskie/plans/{}/{}", self.plan, name)

@@ -79,6 +79,7 @@ pub fn attempt(job: &kinds::Job, review_path: &Path, review_rel: &str) -> kinds:
         &config.program,
         args_with_budget(&job.reviewer.model, &prompt, job.budget),
     );
+    job.start();
     let outcome = process::run(&spec);
     log::write(job.log, &spec, &prompt, &outcome);
     let mut attempt = job.attempt(outcome.as_ref().ok());
@@ -135,7 +136,7 @@ fn said(
         // never the review: the file is written from the summary and findings instead.
         match result::review_text(&structured) {
             Some(t) => {
-                if let Err(e) = atomic::write(review_path, t.as_bytes()) {
+                if let Err(e) = atomic::replace(review_path, t.as_bytes()) {
                     return Err(Failure::new(
                         ReviewerError::Reported(format!("cannot write the review file: {e}")),
                         Some(0),

@@ -55,7 +55,7 @@ pub fn attempt(job: &Job) -> Attempt {
         prompt::Delivery::Structured,
     );
     let schema = job.project.logs().join(SCHEMA_FILE);
-    if let Err(e) = atomic::write(
+    if let Err(e) = atomic::replace(
         &schema,
         crate::reviewer::result::answer_schema(true).as_bytes(),
     ) {

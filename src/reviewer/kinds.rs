@@ -28,9 +28,93 @@ pub struct Job<'a> {
     pub log: &'a Path,
     /// The dollars this reviewer may spend, when the plan has a budget.
     pub budget: Option<f64>,
+    /// A panel's members start together: each waits here, set up, for all the others.
+    pub gate: Option<&'a Ticket<'a>>,
+}
+
+/// Where the members of a panel wait for each other between their setup (prompt, files,
+/// arguments) and their start, so that they start together instead of each after its
+/// own setup (issue 20). Every member arrives once: at its start, or when its thread ends
+/// without one (a failed setup, a panic; see [`Ticket`]), and one whose thread could not
+/// be created is counted out by [`StartLine::leave`], so nobody waits forever.
+pub struct StartLine {
+    waiting_for: std::sync::Mutex<usize>,
+    all_set: std::sync::Condvar,
+}
+
+impl StartLine {
+    pub fn new(members: usize) -> StartLine {
+        StartLine {
+            waiting_for: std::sync::Mutex::new(members),
+            all_set: std::sync::Condvar::new(),
+        }
+    }
+
+    /// One member will not start: the others no longer wait for it.
+    pub fn leave(&self) {
+        let mut n = self
+            .waiting_for
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        *n = n.saturating_sub(1);
+        if *n == 0 {
+            self.all_set.notify_all();
+        }
+    }
+
+    /// Arrives and waits until every member has arrived or left.
+    fn arrive(&self) {
+        self.leave();
+        let n = self
+            .waiting_for
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        drop(
+            self.all_set
+                .wait_while(n, |n| *n > 0)
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        );
+    }
+}
+
+/// One member's place at the [`StartLine`]: arrives once, at the latest when dropped.
+pub struct Ticket<'a> {
+    line: &'a StartLine,
+    used: std::cell::Cell<bool>,
+}
+
+impl<'a> Ticket<'a> {
+    pub fn new(line: &'a StartLine) -> Ticket<'a> {
+        Ticket {
+            line,
+            used: std::cell::Cell::new(false),
+        }
+    }
+
+    fn arrive(&self) {
+        if !self.used.replace(true) {
+            self.line.arrive();
+        }
+    }
+}
+
+impl Drop for Ticket<'_> {
+    fn drop(&mut self) {
+        // Not waiting: a member that gives up must not hold up the others' end.
+        if !self.used.replace(true) {
+            self.line.leave();
+        }
+    }
 }
 
 impl Job<'_> {
+    /// Called right before the reviewer process starts: a panel member waits for the others.
+    pub fn start(&self) {
+        if let Some(ticket) = self.gate {
+            ticket.arrive();
+        }
+    }
+
     /// An attempt not yet concluded: `outcome` tells whether a process ran.
     pub fn attempt(&self, outcome: Option<&process::Captured>) -> Attempt {
         Attempt {
@@ -118,6 +202,11 @@ impl Failure {
         }
     }
 
+    /// Why the reviewer was unavailable, without the retry advice (for a failover note).
+    pub fn why(&self) -> String {
+        self.error.to_string().replace(RETRY_ADVICE, "")
+    }
+
     /// This failure, marked as `words` being the reviewer's usage-limit answer.
     pub fn usage_limit(mut self, words: &str) -> Failure {
         self.usage_limit = Some(words.trim().to_owned());
@@ -161,6 +250,7 @@ pub fn run(
     read: impl FnOnce(&[u8], &[u8], i32) -> (Spend, Result<Said, Failure>),
 ) -> Attempt {
     let spec = job.spec(program, args);
+    job.start();
     let outcome = process::run(&spec);
     crate::reviewer::log::write(job.log, &spec, prompt, &outcome);
     let mut attempt = job.attempt(outcome.as_ref().ok());
@@ -235,12 +325,14 @@ pub fn reported(words: &str, exit: i32) -> Failure {
 pub fn limited(words: &str, exit: i32) -> Failure {
     let words = clip(words.trim(), 301);
     Failure::new(
-        ReviewerError::Reported(format!(
-            "hit a rate or usage limit ({words}); it is retried at the next stop, so wait before stopping again"
-        )),
+        ReviewerError::Reported(format!("hit a rate or usage limit ({words}){RETRY_ADVICE}")),
         Some(exit),
     )
 }
+
+/// What a limit's failure tells the agent to do; not said of a reviewer another one
+/// replaced (SPEC §22 failover), which needs no retry.
+const RETRY_ADVICE: &str = "; it is retried at the next stop, so wait before stopping again";
 
 /// The first stderr line that says error, else the first that is not a warning or
 /// chatter: what a CLI said before it died.

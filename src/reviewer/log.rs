@@ -89,7 +89,7 @@ pub fn write(
         }
     }
     text.push_str(&format!("--- prompt ---\n{prompt}\n"));
-    if let Err(e) = atomic::write(log, text.as_bytes()) {
+    if let Err(e) = atomic::replace(log, text.as_bytes()) {
         eprintln!("taskie-hook: cannot write the reviewer log: {e}");
     }
 }

@@ -5,9 +5,9 @@
 //! in `error.rs`, the logs in `log.rs`.
 
 use crate::clock::Utc;
-use crate::model::cycle::{Due, Reviewed};
+use crate::model::cycle::{Due, Failover, Reviewed, Unavailable};
 use crate::model::facts::Facts;
-use crate::model::reviewers::Kind;
+use crate::model::reviewers::{Kind, Reviewer};
 use crate::model::spend::Spend;
 use crate::store::atomic;
 use crate::store::project::Project;
@@ -30,7 +30,7 @@ pub use config::{Config, program_var};
 pub use error::ReviewerError;
 pub use kinds::Run;
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 /// One reviewer run about to start: when, and its log.
 #[derive(Debug, Clone)]
@@ -90,51 +90,170 @@ pub fn review(project: &Project, f: &Facts, due: &Due, config: &Config, run: &St
             panel: Vec::new(),
         };
     };
-    let log = run.log.clone();
     let review_rel = f.rel(&due.review_file);
-    let job = kinds::Job {
-        project,
-        f,
-        due,
-        config,
-        reviewer,
-        log: &log,
-        budget: due.budget_left,
-    };
-    let attempt = match reviewer.kind {
-        Kind::Claude => claude::attempt(&job, &review_path, &review_rel),
-        Kind::Codex => codex::attempt(&job),
-        Kind::Gemini => gemini::attempt(&job),
-    };
-    let reviews = u64::from(attempt.started);
-    let reviewed = match attempt.result {
-        Err(failure) => failure.concluded(reviewer, &attempt.log, f.now),
-        Ok(said) => {
-            // claude wrote (or was given) the review file; the others answer with text.
-            if reviewer.kind != Kind::Claude
-                && !review_path.exists()
-                && let Err(e) = atomic::write(&review_path, said.text.as_bytes())
-            {
-                kinds::Failure::new(
-                    ReviewerError::Reported(format!("cannot write the review file: {e}")),
-                    Some(0),
-                )
-                .reviewed(&attempt.log)
-            } else {
-                Reviewed::Verdict {
-                    reading: said.reading,
-                    exit: 0,
-                    findings: said.findings,
-                }
+    // Alternate mode with several kinds: an unavailable reviewer's iteration goes to the
+    // next kind in the list (SPEC §22), never silently.
+    let order = failover_order(reviewer, &due.base.reviewers);
+    let mut unavailable: Vec<(Reviewer, kinds::Failure, String)> = Vec::new();
+    let mut spend = Spend::default();
+    let mut reviews = 0;
+    for (i, reviewer) in order.iter().enumerate() {
+        let log = if i == 0 {
+            run.log.clone()
+        } else {
+            log::path(
+                project,
+                f,
+                due,
+                stamp,
+                Some(&format!("failover-{}", reviewer.kind.name())),
+            )
+        };
+        let job = kinds::Job {
+            project,
+            f,
+            due,
+            config,
+            reviewer,
+            log: &log,
+            budget: due.budget_left,
+            gate: None,
+        };
+        let attempt = match reviewer.kind {
+            Kind::Claude => claude::attempt(&job, &review_path, &review_rel),
+            Kind::Codex => codex::attempt(&job),
+            Kind::Gemini => gemini::attempt(&job),
+        };
+        reviews += u64::from(attempt.started);
+        let ms = spend.reviewer_ms.unwrap_or(0) + attempt.spend.reviewer_ms.unwrap_or(0);
+        spend = spend.alongside(&attempt.spend);
+        spend.reviewer_ms = (ms > 0).then_some(ms);
+        let said = match attempt.result {
+            Err(failure) => {
+                unavailable.push((reviewer.clone(), failure, attempt.log));
+                continue;
             }
-        }
-    };
+            Ok(said) => said,
+        };
+        let failover = Failover {
+            reviewed_by: vec![reviewer.to_string()],
+            unavailable: unavailable
+                .iter()
+                .map(|(r, failure, _)| Unavailable {
+                    reviewer: r.to_string(),
+                    why: failure.why(),
+                })
+                .collect(),
+        };
+        // claude wrote (or was given) the review file; the others answer with text.
+        let written = if reviewer.kind != Kind::Claude && !review_path.exists() {
+            atomic::replace(&review_path, said.text.as_bytes())
+        } else {
+            Ok(())
+        };
+        let reviewed = match written.and_then(|()| header(&review_path, &failover)) {
+            Err(e) => kinds::Failure::new(
+                ReviewerError::Reported(format!("cannot write the review file: {e}")),
+                Some(0),
+            )
+            .reviewed(&attempt.log),
+            Ok(()) => Reviewed::Verdict {
+                reading: said.reading,
+                exit: 0,
+                findings: said.findings,
+                failover,
+            },
+        };
+        return Run {
+            reviewed,
+            reviews,
+            spend,
+            panel: Vec::new(),
+        };
+    }
     Run {
-        reviewed,
+        reviewed: all_unavailable(&unavailable, f.now),
         reviews,
-        spend: attempt.spend,
+        spend,
         panel: Vec::new(),
     }
+}
+
+/// Who reviews an alternate-mode iteration, in order: its own reviewer, then the other
+/// kinds of `configured` in list order after it (one entry per kind: another model of a
+/// kind that is out is out too). Only the one reviewer when a single kind is configured.
+pub fn failover_order(first: &Reviewer, configured: &[Reviewer]) -> Vec<Reviewer> {
+    let mut order = vec![first.clone()];
+    let at = configured.iter().position(|r| r == first).unwrap_or(0);
+    let rotated = configured[at..].iter().chain(&configured[..at]);
+    for r in rotated {
+        if !order.iter().any(|o| o.kind == r.kind) {
+            order.push(r.clone());
+        }
+    }
+    order
+}
+
+/// Every reviewer asked was unavailable. When they all hit a usage limit with a reset
+/// time, the plan pauses until the first reset; otherwise it is a failure naming each.
+pub fn all_unavailable(unavailable: &[(Reviewer, kinds::Failure, String)], now: i64) -> Reviewed {
+    let concluded: Vec<Reviewed> = unavailable
+        .iter()
+        .map(|(r, failure, log)| failure.concluded(r, log, now))
+        .collect();
+    let pauses: Vec<(i64, &str, &str)> = concluded
+        .iter()
+        .filter_map(|c| match c {
+            Reviewed::Paused { until, by, log } => Some((*until, by.as_str(), log.as_str())),
+            _ => None,
+        })
+        .collect();
+    if !pauses.is_empty() && pauses.len() == concluded.len() {
+        let (until, _, log) = pauses
+            .iter()
+            .min_by_key(|p| p.0)
+            .copied()
+            .unwrap_or_default();
+        let by: Vec<&str> = pauses.iter().map(|p| p.1).collect();
+        return Reviewed::Paused {
+            until,
+            by: by.join("; "),
+            log: log.into(),
+        };
+    }
+    match (unavailable, concluded.into_iter().next()) {
+        ([_], Some(only)) => only,
+        ([(_, first, log), ..], _) => {
+            let each: Vec<String> = unavailable
+                .iter()
+                .map(|(r, failure, _)| format!("{r} {}", failure.error))
+                .collect();
+            Reviewed::Failed {
+                reason: format!("every reviewer was unavailable: {}", each.join("; ")),
+                log: log.clone(),
+                exit: first.exit,
+            }
+        }
+        ([], _) => Reviewed::Failed {
+            reason: "no reviewer is configured".into(),
+            log: String::new(),
+            exit: None,
+        },
+    }
+}
+
+/// Puts the failover header at the top of the review file (SPEC §22): who reviewed, who
+/// was unavailable and why. Nothing when there was no failover.
+pub fn header(review_path: &Path, failover: &Failover) -> std::io::Result<()> {
+    if !failover.happened() {
+        return Ok(());
+    }
+    let body = log::read_bounded(review_path).unwrap_or_default();
+    let text = format!(
+        "> Failover: {}.\n\n{body}",
+        failover.sentence().replace('\n', " ")
+    );
+    atomic::replace(review_path, text.as_bytes())
 }
 
 /// The command line of review `due`'s first reviewer, its prompt passed through
@@ -171,4 +290,36 @@ pub fn command_line(
         .chain(args.iter())
         .map(|a| a.to_string_lossy().into_owned())
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn failover_tries_each_other_kind_once_in_list_order_after_the_iterations_own() {
+        let list: Vec<Reviewer> = [
+            "claude:opus",
+            "codex:gpt-5-codex",
+            "claude:sonnet",
+            "gemini:gemini-2.5-pro",
+        ]
+        .iter()
+        .map(|r| Reviewer::parse(r).unwrap())
+        .collect();
+        let names = |o: Vec<Reviewer>| o.iter().map(ToString::to_string).collect::<Vec<_>>();
+        assert_eq!(
+            names(failover_order(&list[1], &list)),
+            [
+                "codex:gpt-5-codex",
+                "claude:sonnet",
+                "gemini:gemini-2.5-pro"
+            ]
+        );
+        assert_eq!(
+            names(failover_order(&list[0], &list)),
+            ["claude:opus", "codex:gpt-5-codex", "gemini:gemini-2.5-pro"]
+        );
+        assert_eq!(names(failover_order(&list[0], &[])), ["claude:opus"]);
+    }
 }

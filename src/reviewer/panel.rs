@@ -4,7 +4,7 @@
 //! reviewer passes. One reviewer failing makes the run a reviewer failure: the agent
 //! cannot fix a broken reviewer, so it is never blocked by one (SPEC §5 step 16).
 
-use crate::model::cycle::{Due, Reviewed};
+use crate::model::cycle::{Due, Failover, Reviewed, Unavailable};
 use crate::model::facts::Facts;
 use crate::model::reviewers::{Kind, Reviewer};
 use crate::model::spend::Spend;
@@ -12,7 +12,7 @@ use crate::model::verdict::{Reading, Verdict};
 use crate::reviewer::config::Config;
 use crate::reviewer::error::ReviewerError;
 use crate::reviewer::kinds::Run;
-use crate::reviewer::kinds::{Attempt, Failure, Job, Said};
+use crate::reviewer::kinds::{Attempt, Failure, Job, Said, StartLine, Ticket};
 use crate::reviewer::{claude, codex, gemini, log};
 use crate::store::atomic;
 use crate::store::event_log::Member;
@@ -20,6 +20,8 @@ use crate::store::project::Project;
 
 pub fn run(project: &Project, f: &Facts, due: &Due, config: &Config, stamp: &str) -> Run {
     let budget = claude::budget(due);
+    let line = StartLine::new(due.reviewers.len());
+    let line = &line;
     let attempts: Vec<Attempt> = std::thread::scope(|scope| {
         let handles: Vec<_> = due
             .reviewers
@@ -27,7 +29,10 @@ pub fn run(project: &Project, f: &Facts, due: &Due, config: &Config, stamp: &str
             .enumerate()
             .map(|(i, reviewer)| {
                 let member = format!("{}-{}", i + 1, reviewer.kind.name());
-                scope.spawn(move || {
+                let spawned = std::thread::Builder::new().spawn_scoped(scope, move || {
+                    // Dropped last, so a member that never starts still lets the others go.
+                    let ticket = Ticket::new(line);
+                    atomic::pause_point("member-setup", std::path::Path::new(&member));
                     let log = log::path(project, f, due, stamp, Some(&member));
                     let job = Job {
                         project,
@@ -37,6 +42,7 @@ pub fn run(project: &Project, f: &Facts, due: &Due, config: &Config, stamp: &str
                         reviewer,
                         log: &log,
                         budget,
+                        gate: Some(&ticket),
                     };
                     match reviewer.kind {
                         Kind::Claude => {
@@ -51,23 +57,29 @@ pub fn run(project: &Project, f: &Facts, due: &Due, config: &Config, stamp: &str
                         Kind::Codex => codex::attempt(&job),
                         Kind::Gemini => gemini::attempt(&job),
                     }
-                })
+                });
+                if spawned.is_err() {
+                    line.leave();
+                }
+                spawned
             })
             .collect();
         handles
             .into_iter()
             .zip(&due.reviewers)
             .map(|(h, reviewer)| {
-                h.join().unwrap_or_else(|_| Attempt {
-                    reviewer: reviewer.clone(),
-                    log: String::new(),
-                    started: false,
-                    spend: Spend::default(),
-                    result: Err(Failure::new(
-                        ReviewerError::Reported("the reviewer's thread failed".into()),
-                        None,
-                    )),
-                })
+                h.map_err(|_| ())
+                    .and_then(|h| h.join().map_err(|_| ()))
+                    .unwrap_or_else(|()| Attempt {
+                        reviewer: reviewer.clone(),
+                        log: String::new(),
+                        started: false,
+                        spend: Spend::default(),
+                        result: Err(Failure::new(
+                            ReviewerError::Reported("the reviewer's thread failed".into()),
+                            None,
+                        )),
+                    })
             })
             .collect()
     });
@@ -80,43 +92,48 @@ fn conclude(project: &Project, f: &Facts, due: &Due, attempts: Vec<Attempt>) -> 
         .fold(Spend::default(), |acc, a| acc.alongside(&a.spend));
     let reviews = attempts.iter().filter(|a| a.started).count() as u64;
     let members: Vec<Member> = attempts.iter().map(member).collect();
-    let failed: Vec<(&Reviewer, &Failure, &str)> = attempts
+    let said: Vec<(&Reviewer, &Said)> = attempts
         .iter()
-        .filter_map(|a| {
-            a.result
-                .as_ref()
-                .err()
-                .map(|e| (&a.reviewer, e, a.log.as_str()))
-        })
+        .filter_map(|a| a.result.as_ref().ok().map(|s| (&a.reviewer, s)))
         .collect();
-    let reviewed = if let Some((first, failure, log)) = failed.first() {
-        let names: Vec<String> = failed.iter().map(|(r, _, _)| r.to_string()).collect();
-        let who = if names.len() == 1 {
-            format!("panel member {first}")
-        } else {
-            format!("panel members {} failed; {first}", names.join(" and "))
-        };
-        Reviewed::Failed {
-            reason: format!(
-                "{who} {}; the panel's review was not recorded",
-                failure.error
-            ),
-            log: log.to_string(),
-            exit: failure.exit,
-        }
-    } else {
-        let said: Vec<(&Reviewer, &Said)> = attempts
-            .iter()
-            .filter_map(|a| a.result.as_ref().ok().map(|s| (&a.reviewer, s)))
+    let reviewed = if said.is_empty() {
+        // Nobody reviewed: a failure naming each member, or a pause when all of them
+        // are at a usage limit that says when it resets.
+        let failed: Vec<(Reviewer, Failure, String)> = attempts
+            .into_iter()
+            .filter_map(|a| match a.result {
+                Err(e) => Some((a.reviewer, e, a.log)),
+                Ok(_) => None,
+            })
             .collect();
-        let (text, reading) = merge(due, &said);
+        crate::reviewer::all_unavailable(&failed, f.now)
+    } else {
+        // Unavailable members are left out of this iteration; the panel weighs only who
+        // reviewed, and says who did not (SPEC §22).
+        let failover = Failover {
+            reviewed_by: said.iter().map(|(r, _)| r.to_string()).collect(),
+            unavailable: attempts
+                .iter()
+                .filter_map(|a| {
+                    a.result.as_ref().err().map(|e| Unavailable {
+                        reviewer: a.reviewer.to_string(),
+                        why: e.why(),
+                    })
+                })
+                .collect(),
+        };
+        let (mut text, reading) = merge(due, &said);
+        if failover.happened() {
+            text = format!("> Failover: {}.\n\n{text}", failover.sentence());
+        }
         let path = project.plan_dir(f.plan).join(&due.review_file);
-        match atomic::write(&path, text.as_bytes()) {
+        match atomic::replace(&path, text.as_bytes()) {
             Ok(()) => Reviewed::Verdict {
                 reading,
                 exit: 0,
                 // Each member's findings, in panel order, for the block reason.
                 findings: said.iter().flat_map(|(_, s)| s.findings.clone()).collect(),
+                failover,
             },
             Err(e) => Reviewed::Failed {
                 reason: ReviewerError::Reported(format!("cannot write the review file: {e}"))

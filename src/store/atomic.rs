@@ -1,5 +1,10 @@
 //! The one way taskie rewrites a file (SPEC §3): temp file in the same directory,
-//! write, fsync, rename over the target, fsync the directory.
+//! write, rename over the target, so a kill at any instant leaves the old or the new
+//! content. Only what must survive a crash of the machine is also forced to disk
+//! ([`write`]: fsync the file, rename, fsync the directory): state.json, and the review
+//! file it points to, synced by the hook just before ([`sync_file`], SPEC §5 step 18).
+//! The rest ([`replace`]: bindings, logs, the block count, the spend ledger) is not worth
+//! an fsync at every stop: each fsync costs more than the whole hook's own work.
 
 use std::fs::Permissions;
 use std::io::{self, Write};
@@ -9,12 +14,31 @@ use std::time::Duration;
 
 use crate::model::plan_file::TEMP_PREFIX;
 
-/// Replaces `path` with `bytes` so that a crash at any instant leaves either the old
-/// or the new content.
+/// Replaces `path` with `bytes` so that a crash at any instant, of the process or of the
+/// machine, leaves either the old or the new content, and the new one once this returns.
 ///
 /// The new file keeps the permission bits of the file it replaces; a file that did not
 /// exist gets 0666 less the umask, as any newly created file does.
 pub fn write(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    rewrite(path, bytes, true)
+}
+
+/// Replaces `path` with `bytes` so that a kill of the process at any instant leaves either
+/// the old or the new content; nothing is forced to disk, so a crash of the machine soon
+/// after may leave the old one. Same permission rules as [`write`].
+pub fn replace(path: &Path, bytes: &[u8]) -> io::Result<()> {
+    rewrite(path, bytes, false)
+}
+
+/// Forces the content of an existing regular file to disk (a review file the reviewer
+/// wrote, before the state that points to it). Its directory entry is made durable by the
+/// directory sync of the [`write`] that follows in the same directory.
+pub fn sync_file(path: &Path) -> io::Result<()> {
+    let file = crate::store::fs::open_regular(path, crate::store::fs::Open::Read)?;
+    sync(&file, path)
+}
+
+fn rewrite(path: &Path, bytes: &[u8], durable: bool) -> io::Result<()> {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
@@ -37,13 +61,31 @@ pub fn write(path: &Path, bytes: &[u8]) -> io::Result<()> {
             .map_err(|e| with_path(e, tmp.path()))?;
     }
     tmp.write_all(bytes).map_err(|e| with_path(e, tmp.path()))?;
-    tmp.as_file()
-        .sync_all()
-        .map_err(|e| with_path(e, tmp.path()))?;
+    if durable {
+        sync(tmp.as_file(), path)?;
+    }
     pause_point("before-rename", path);
     tmp.persist(path).map_err(|e| with_path(e.error, path))?;
     pause_point("after-rename", path);
-    sync_dir(dir)
+    if durable {
+        sync_dir(dir)?;
+    }
+    Ok(())
+}
+
+/// fsync, naming `path` (the file the data is for) in its error. Test builds announce each
+/// one on stderr when `TASKIE_TEST_PAUSE_AT` is `trace:fsync`, so a test can check which
+/// files a stop forces to disk, and in which order.
+fn sync(file: &std::fs::File, path: &Path) -> io::Result<()> {
+    #[cfg(debug_assertions)]
+    if crate::env::Var::TestPauseAt
+        .raw()
+        .is_some_and(|v| v == "trace:fsync")
+    {
+        let name = path.file_name().unwrap_or_default().to_string_lossy();
+        eprintln!("taskie-hook: test fsync {name}");
+    }
+    file.sync_all().map_err(|e| with_path(e, path))
 }
 
 /// Test-only: when `TASKIE_TEST_PAUSE_AT` is `<point>:<file name>` (e.g.
@@ -52,7 +94,8 @@ pub fn write(path: &Path, bytes: &[u8]) -> io::Result<()> {
 /// microseconds, and proving crash consistency there is the point. `panic:<point>:<file
 /// name>` panics there instead, to prove that a panic never reaches the user
 /// (tests/hook.rs). `mark:<point>:<file name>` only announces it and goes on, so a test can
-/// aim kills at the instants that follow (tests/kill_soak.rs). Compiled only with debug assertions, as `cargo test` builds the
+/// aim kills at the instants that follow (tests/kill_soak.rs). `slow:<point>:<file name>`
+/// makes that step take 300 ms longer, so a test can tell what waits for it. Compiled only with debug assertions, as `cargo test` builds the
 /// binaries; a release build has no such environment variable (docs/reliability.md).
 #[cfg(debug_assertions)]
 pub fn pause_point(point: &str, path: &Path) {
@@ -69,6 +112,8 @@ pub fn pause_point(point: &str, path: &Path) {
         panic!("test panic at {here}");
     } else if want.strip_prefix("mark:") == Some(here.as_str()) {
         eprintln!("taskie-hook: test mark at {here}");
+    } else if want.strip_prefix("slow:") == Some(here.as_str()) {
+        std::thread::sleep(Duration::from_millis(300));
     }
 }
 
@@ -80,7 +125,7 @@ pub fn pause_point(_point: &str, _path: &Path) {}
 /// Makes a rename in `dir` durable.
 fn sync_dir(dir: &Path) -> io::Result<()> {
     let handle = fs_err::File::open(dir)?;
-    handle.sync_all()
+    sync(handle.file(), dir)
 }
 
 fn with_path(err: io::Error, path: &Path) -> io::Error {
@@ -105,15 +150,15 @@ pub fn remove_leftovers(dir: &Path) {
 }
 
 /// Whether a file can be written in `dir` now: creates a temporary file (with the atomic
-/// write prefix, so a crash leaves nothing the rules object to), writes a byte, syncs it
-/// and removes it. A full disk or a read-only directory shows up here.
+/// write prefix, so a crash leaves nothing the rules object to), writes a byte and removes
+/// it. A read-only directory or a full disk shows up here (the file system reserves the
+/// byte's block at the write; no fsync is needed to see ENOSPC).
 pub fn probe(dir: &Path) -> io::Result<()> {
     let mut tmp = tempfile::Builder::new()
         .prefix(TEMP_PREFIX)
         .tempfile_in(dir)
         .map_err(|e| with_path(e, dir))?;
     tmp.write_all(b"\n").map_err(|e| with_path(e, dir))?;
-    tmp.as_file().sync_all().map_err(|e| with_path(e, dir))?;
     tmp.close().map_err(|e| with_path(e, dir))
 }
 

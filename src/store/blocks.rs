@@ -55,7 +55,7 @@ pub fn set(project: &Project, key: &Key, n: u64) -> std::io::Result<()> {
         )));
     }
     crate::store::project::create_runtime_dir(&dir)?;
-    atomic::write(&path, format!("{n}\n").as_bytes())
+    atomic::replace(&path, format!("{n}\n").as_bytes())
 }
 
 #[cfg(test)]

@@ -87,7 +87,12 @@ pub fn build(
         if findings.is_empty() {
             msg.push('.');
         } else {
-            msg.push_str(&format!(" — findings: {}.", findings.join("; ")));
+            // A finding's own full stop would double up with the list's ("untested..").
+            let items: Vec<&str> = findings
+                .iter()
+                .map(|f| f.trim_end().trim_end_matches('.'))
+                .collect();
+            msg.push_str(&format!(" — findings: {}.", items.join("; ")));
         }
     }
     msg.push_str(&format!(
@@ -178,6 +183,7 @@ fn clean(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::state::State;
 
     #[test]
     fn findings_come_from_the_issues_section_only() {
@@ -199,5 +205,35 @@ mod tests {
             .chain((0..20).map(|i| format!("- f{i}\n")))
             .collect();
         assert_eq!(findings(&review).len(), MAX_FINDINGS);
+    }
+
+    #[test]
+    fn findings_that_end_in_a_full_stop_are_listed_without_a_double_one() {
+        let s = State::parse(
+            br#"{"phase":"plan-review","next_phase":"post-plan-review","phase_iteration":2,"max_reviews":2}"#,
+        )
+        .unwrap();
+        let stop = HardStop {
+            reason: crate::model::cycle::StopReason::MaxReviewsReached,
+            review: crate::model::phase::Review::Plan,
+            task: None,
+            iterations: 2,
+            state: s,
+            last_review: None,
+            spent_usd: 0.0,
+        };
+        let review = "## Findings\n- The parser is untested.\n- Name the config file.\n";
+        let (_, msg) = build(
+            "p",
+            &stop,
+            &[],
+            &[],
+            Some((".taskie/plans/p/plan-review-2.md", review)),
+        );
+        assert!(
+            msg.contains("findings: The parser is untested; Name the config file."),
+            "{msg}"
+        );
+        assert!(!msg.contains(".."), "{msg}");
     }
 }

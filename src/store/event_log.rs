@@ -71,6 +71,12 @@ pub struct Record {
     /// many times in a row (`TASKIE_BLOCK_CAP`), so the stop was allowed (SPEC §20).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub block_cap: Option<u64>,
+    /// After a failover (SPEC §22): who reviewed…
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub reviewed_by: Vec<String>,
+    /// …and who could not, and why.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub unavailable: Vec<crate::model::cycle::Unavailable>,
 }
 
 /// One reviewer of a panel, as logged.

@@ -45,13 +45,17 @@ fn unregister(path: &Path) {
 /// Held while the guard lives.
 #[derive(Debug)]
 pub struct PlanLock {
-    file: File,
+    /// Always `Some` until dropped.
+    file: Option<File>,
     path: PathBuf,
 }
 
 impl Drop for PlanLock {
     fn drop(&mut self) {
-        // The record lock goes when `file` closes, right after this.
+        // Close first (that releases the record lock), then forget it: the other order
+        // would let another thread of this process take the lock in between, and the
+        // close would then silently drop that one.
+        drop(self.file.take());
         unregister(&self.path);
     }
 }
@@ -84,15 +88,17 @@ impl std::fmt::Display for Running {
 impl PlanLock {
     /// Records the review now running (see [`Running`]); best effort.
     pub fn announce(&self, running: &Running) {
-        if let Ok(text) = serde_json::to_string(running) {
-            let _ = self.file.set_len(0);
-            let _ = self.file.write_all_at(text.as_bytes(), 0);
+        if let (Ok(text), Some(file)) = (serde_json::to_string(running), &self.file) {
+            let _ = file.set_len(0);
+            let _ = file.write_all_at(text.as_bytes(), 0);
         }
     }
 
     /// The review ended.
     pub fn clear(&self) {
-        let _ = self.file.set_len(0);
+        if let Some(file) = &self.file {
+            let _ = file.set_len(0);
+        }
     }
 }
 
@@ -123,7 +129,10 @@ pub fn try_lock(locks: &Path, plan: &str) -> io::Result<Option<PlanLock>> {
             if len > 0 {
                 let _ = file.set_len(0);
             }
-            Ok(Some(PlanLock { file, path }))
+            Ok(Some(PlanLock {
+                file: Some(file),
+                path,
+            }))
         }
         other => {
             unregister(&path);

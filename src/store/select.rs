@@ -55,6 +55,23 @@ pub enum Selector {
     Command,
 }
 
+/// The plan ids in `plans`, sorted (for a message naming what exists; at most 30).
+fn existing_plans(plans: &std::path::Path) -> Vec<String> {
+    let mut ids: Vec<String> = std::fs::read_dir(plans)
+        .map(|entries| {
+            entries
+                .flatten()
+                .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
+                .filter_map(|e| e.file_name().into_string().ok())
+                .filter(|id| valid_id(id))
+                .collect()
+        })
+        .unwrap_or_default();
+    ids.sort();
+    ids.truncate(30);
+    ids
+}
+
 /// Selects the plan (SPEC §5 step 6, §17): the one named explicitly, else the one bound
 /// to `session`, else the most recently modified plan — for the hook of a session with an
 /// id, not one held by another session. `warn` receives one line per skipped directory,
@@ -78,8 +95,18 @@ pub fn select(
         let dir = plans.join(id);
         // symlink_metadata: a plan directory that is a link is not followed (it may point anywhere).
         if !std::fs::symlink_metadata(&dir).is_ok_and(|m| m.is_dir()) {
+            let known = existing_plans(plans);
+            let which = if known.is_empty() {
+                "there is no plan yet".to_string()
+            } else {
+                format!(
+                    "the plans are: {}{}",
+                    known.join(", "),
+                    crate::model::text::did_you_mean(id, known.iter().map(String::as_str))
+                )
+            };
             return Err(SelectError::Explicit(format!(
-                "the plan \"{id}\" (from --plan or TASKIE_PLAN) does not exist: no directory {}",
+                "the plan \"{id}\" (from --plan or TASKIE_PLAN) does not exist: no directory {}; {which}",
                 dir.display()
             )));
         }

@@ -180,7 +180,7 @@ pub fn bind(project: &Project, session: &SessionId, plan: &str) -> std::io::Resu
     };
     let mut text = serde_json::to_string_pretty(&binding).map_err(std::io::Error::other)?;
     text.push('\n');
-    atomic::write(&file(project, session), text.as_bytes())
+    atomic::replace(&file(project, session), text.as_bytes())
 }
 
 #[cfg(test)]

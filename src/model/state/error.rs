@@ -29,6 +29,9 @@ pub enum StateError {
     NotJson(String),
     NotObject,
     Fields(Vec<FieldProblem>),
+    /// Keys that are not fields but nearly are (`max_review`): a typo whose value taskie
+    /// would silently ignore. (key, the field it is near)
+    Misspelt(Vec<(String, &'static str)>),
 }
 
 impl StateError {
@@ -61,6 +64,18 @@ impl fmt::Display for StateError {
             StateError::Fields(problems) => {
                 let parts: Vec<String> =
                     problems.iter().map(|p| format!("state.json {p}")).collect();
+                f.write_str(&parts.join("; "))
+            }
+            StateError::Misspelt(keys) => {
+                let parts: Vec<String> = keys
+                    .iter()
+                    .map(|(key, field)| {
+                        format!(
+                            "state.json has \"{key}\", which is not a field (did you mean \"{field}\"?), so its \
+                             value is ignored; rename it to \"{field}\" (or remove it) by hand"
+                        )
+                    })
+                    .collect();
                 f.write_str(&parts.join("; "))
             }
         }

@@ -399,13 +399,16 @@ pub fn find_field(name: &str) -> Option<&'static Field> {
     FIELDS.iter().find(|f| f.name == name)
 }
 
-/// The refusal of a name that is not a field.
+/// The refusal of a name that is not a field: the field it nearly is, else the list.
 pub fn unknown_field(name: &str) -> String {
     let names: Vec<&str> = FIELDS.iter().map(|f| f.name).collect();
-    format!(
-        "unknown field \"{name}\"; the fields are: {}",
-        names.join(", ")
-    )
+    match crate::model::text::closest(name, names.iter().copied()) {
+        Some(near) => format!("unknown field \"{name}\"; did you mean \"{near}\"?"),
+        None => format!(
+            "unknown field \"{name}\"; the fields are: {}",
+            names.join(", ")
+        ),
+    }
 }
 
 /// `taskie state set FIELD=VALUE`: the command-line text of `f` as the JSON value the
@@ -425,7 +428,8 @@ pub fn value_from_text(f: &Field, text: &str) -> Result<Value, String> {
         ),
         ValueKind::OptionalPhase if text != "null" && !phase::is_known(text) => {
             return Err(format!(
-                "next_phase \"{text}\" is not a phase; use null or one of: {}",
+                "next_phase \"{text}\" is not a phase{}; use null or one of: {}",
+                crate::model::text::did_you_mean(text, phase::PHASES.iter().copied()),
                 phase::PHASES.join(", ")
             ));
         }

@@ -108,10 +108,22 @@ impl State {
                 problems.push(p);
             }
         }
-        if problems.is_empty() {
+        if !problems.is_empty() {
+            return Err(StateError::Fields(problems));
+        }
+        let misspelt: Vec<(String, &'static str)> = state
+            .raw
+            .keys()
+            .filter(|k| find_field(k).is_none())
+            .filter_map(|k| {
+                crate::model::text::closest(k, FIELDS.iter().map(|f| f.name))
+                    .map(|f| (k.clone(), f))
+            })
+            .collect();
+        if misspelt.is_empty() {
             Ok(state)
         } else {
-            Err(StateError::Fields(problems))
+            Err(StateError::Misspelt(misspelt))
         }
     }
 
