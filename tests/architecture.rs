@@ -353,3 +353,28 @@ fn the_environment_is_read_only_in_env_rs() {
     }
     assert_eq!(readers, ["env.rs"], "files that read the environment");
 }
+
+/// What the hook says to people is written in one file, `src/hook/message.rs`, so its
+/// voice and its commands are reviewed in one place.
+#[test]
+fn the_hooks_texts_for_people_are_in_message_rs() {
+    let mut files = Vec::new();
+    rust_files(&src().join("hook"), &mut files);
+    let mut elsewhere = Vec::new();
+    for file in &files {
+        if file.ends_with("message.rs") {
+            continue;
+        }
+        let text = std::fs::read_to_string(file).unwrap();
+        let code = text.split("#[cfg(test)]").next().unwrap_or("");
+        for (n, line) in code.lines().enumerate() {
+            if line.contains("\"Taskie:") && !line.trim_start().starts_with("//") {
+                elsewhere.push(format!("{}:{}", file.display(), n + 1));
+            }
+        }
+    }
+    assert!(
+        elsewhere.is_empty(),
+        "hook texts outside message.rs: {elsewhere:?}"
+    );
+}
