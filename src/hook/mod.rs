@@ -348,7 +348,11 @@ fn run_plan(event: &Event, project: &Project, plan: String, host: &Host) -> Fini
             // What the run cost is recorded whatever the decision (SPEC §18): in the
             // ledger first (money spent stays spent even if the state write is lost),
             // then in the event.
-            if run.reviews > 0 {
+            let failure = match &run.reviewed {
+                Reviewed::Failed { reason, log, .. } => Some(format!("{reason} (log {log})")),
+                Reviewed::Verdict { .. } | Reviewed::Paused { .. } => None,
+            };
+            if run.reviews > 0 || failure.is_some() {
                 let mut ledger = snapshot::ledger(&dir, &plan);
                 ledger.record(&spend::Entry {
                     review: due.review.name(),
@@ -356,6 +360,7 @@ fn run_plan(event: &Event, project: &Project, plan: String, host: &Host) -> Fini
                     iteration: due.iteration,
                     processes: run.reviews,
                     reviewed: matches!(run.reviewed, Reviewed::Verdict { .. }),
+                    failure: failure.as_deref(),
                     verdict: outcome.record.verdict,
                     advanced: outcome.record.path == Branch::Advanced,
                     spend: &run.spend,
@@ -366,6 +371,8 @@ fn run_plan(event: &Event, project: &Project, plan: String, host: &Host) -> Fini
                         "taskie-hook: could not write the spend ledger of plan '{plan}': {e}"
                     );
                 }
+            }
+            if run.reviews > 0 {
                 outcome.record.reviews = Some(run.reviews);
                 outcome.record.spend = run.spend;
                 outcome.record.panel = run.panel;
