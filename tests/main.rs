@@ -16,6 +16,7 @@ mod faults;
 mod findings;
 mod hook;
 mod hosts;
+mod hosts_e2e;
 mod kill_soak;
 mod loop_safety;
 mod pause;
