@@ -288,10 +288,10 @@ fn run_plan(event: &Event, project: &Project, plan: String, host: &Host) -> Fini
     };
     let mut facts = gathered.facts();
     facts.host = host;
-    // A budgeted plan an older taskie ran has no ledger yet, so its spend was added up
-    // from the event log: keep that once, so no later stop reads the log again.
-    if let Ok(Some(s)) = &gathered.state
-        && s.max_cost_usd.is_some()
+    // A plan an older taskie ran has no ledger yet, so its spend (for a budget, and for
+    // `taskie status`) would be added up from the event log: do that once, here, so no
+    // later stop or status reads the log again.
+    if let Ok(Some(_)) = &gathered.state
         && std::fs::symlink_metadata(dir.join(SPEND_FILE)).is_err()
     {
         let ledger = snapshot::ledger(&dir, &plan);
