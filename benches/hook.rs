@@ -3,6 +3,9 @@
 //! (min / median / p90 / max), peak RSS (from `wait4`'s rusage) and the growth with the
 //! number of plan files.
 //!
+//! `cargo bench --bench hook -- --ratios` measures the costs of issue 20 as ratios to a floor
+//! binary instead (benches/ratios/mod.rs).
+//!
 //! Run: `cargo bench --bench hook` (options after `--`: `--runs N`, `--plans 1,200,2000`,
 //! `--hook PATH` to measure another build of the binary, `--keep DIR` to leave the
 //! generated projects in DIR, `--no-nice` to keep the normal scheduling priority).
@@ -46,9 +49,17 @@ fn main() {
         println!("hook bench: skipped (run it with `cargo bench --bench hook`)");
         return;
     }
+    if args.iter().any(|a| a == "--ratios") {
+        let r = ratios::Ratios::parse(&args);
+        eprintln!("priority: {}", raise_priority());
+        ratios::run(&r);
+        return;
+    }
     let opts = Options::parse(&args);
     run(&opts);
 }
+
+mod ratios;
 
 // ---------------------------------------------------------------------------------------
 // The fake reviewer.
