@@ -102,6 +102,10 @@ impl Ratios {
             }
         }
         r.rounds = r.rounds.max(10);
+        // Absolute: the measures run in the generated projects.
+        for p in [&mut r.hook, &mut r.taskie] {
+            *p = fs::canonicalize(&*p).unwrap_or_else(|e| usage(&format!("{}: {e}", p.display())));
+        }
         r
     }
 }
