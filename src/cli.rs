@@ -19,12 +19,14 @@ use std::process::ExitCode;
     version,
     after_help = "\
 The plan is .taskie/plans/<plan-id>/, found from the current directory upwards. Without
---plan (or TASKIE_PLAN) the plan whose files changed last is used.
+--plan (or TASKIE_PLAN) the plan this session is bound to is used (a command binds the
+session to the plan it acted on), else the plan whose files changed last.
 
 Usual flow: the agent runs `taskie continue-plan`, performs the /taskie:<action> it names,
 records it with `taskie mark <phase>`, and stops; the Stop hook runs the reviews.
-After a hard stop the human decides: `taskie state set max_reviews=<n>`, `taskie advance`
-or `taskie state set review_failures=0`.
+After a hard stop the human decides: `taskie state set --plan <id> max_reviews=<n>`,
+`taskie advance --plan <id>` or `taskie state set --plan <id> review_failures=0`
+(`taskie status` prints the exact commands).
 
 Exit status: 0 success, 1 error (one line on stderr), 2 usage error."
 )]
@@ -155,8 +157,33 @@ to stderr. The exit status is always 0, even on errors, so a broken setup never 
 session.
 
 {}",
-        crate::env::help().trim_end()
+        wrap_columns(crate::env::help().trim_end())
     )
+}
+
+/// A two-column list ("  NAME  meaning") with each meaning wrapped under itself, so no
+/// line of the help is wider than a terminal.
+fn wrap_columns(list: &str) -> String {
+    list.lines()
+        .map(|line| {
+            let name_end = line
+                .char_indices()
+                .skip_while(|(_, c)| *c == ' ')
+                .find(|(_, c)| *c == ' ')
+                .map_or(line.len(), |(i, _)| i);
+            let rest = &line[name_end..];
+            let start = name_end + rest.len() - rest.trim_start().len();
+            if start >= line.len() {
+                return line.to_string();
+            }
+            format!(
+                "{}{}",
+                &line[..start],
+                crate::paint::wrap(&line[start..], start, crate::paint::WIDTH)
+            )
+        })
+        .collect::<Vec<_>>()
+        .join("\n")
 }
 
 /// Claude Code's Stop hook for Taskie: runs a due review and answers block or allow.

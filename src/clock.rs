@@ -45,6 +45,53 @@ impl Utc {
         )
     }
 
+    /// Milliseconds since 1970-01-01T00:00:00Z.
+    pub fn unix_millis(&self) -> i64 {
+        let days = days_from_civil(self.year, self.month, self.day);
+        let secs = days * 86_400
+            + i64::from(self.hour) * 3600
+            + i64::from(self.minute) * 60
+            + i64::from(self.second);
+        secs * 1000 + i64::from(self.millis)
+    }
+
+    /// Reads back what [`Utc::rfc3339`] wrote (exactly that shape); `None` otherwise.
+    pub fn parse_rfc3339(s: &str) -> Option<Utc> {
+        let b = s.as_bytes();
+        let shape = b.len() == 24
+            && b[4] == b'-'
+            && b[7] == b'-'
+            && b[10] == b'T'
+            && b[13] == b':'
+            && b[16] == b':'
+            && b[19] == b'.'
+            && b[23] == b'Z';
+        if !shape {
+            return None;
+        }
+        let num = |r: std::ops::Range<usize>| -> Option<u32> {
+            let t = s.get(r)?;
+            t.bytes()
+                .all(|c| c.is_ascii_digit())
+                .then(|| t.parse().ok())?
+        };
+        let t = Utc {
+            year: i64::from(num(0..4)?),
+            month: num(5..7)?,
+            day: num(8..10)?,
+            hour: num(11..13)?,
+            minute: num(14..16)?,
+            second: num(17..19)?,
+            millis: num(20..23)?,
+        };
+        let valid = (1..=12).contains(&t.month)
+            && (1..=31).contains(&t.day)
+            && t.hour < 24
+            && t.minute < 60
+            && t.second < 60;
+        valid.then_some(t)
+    }
+
     /// For file names: `20261122T022405Z`.
     pub fn compact(&self) -> String {
         format!(
@@ -84,6 +131,17 @@ fn civil_from_days(days: i64) -> (i64, u32, u32) {
     (year, month, day)
 }
 
+/// The inverse of [`civil_from_days`].
+fn days_from_civil(year: i64, month: u32, day: u32) -> i64 {
+    let y = if month <= 2 { year - 1 } else { year };
+    let era = y.div_euclid(400);
+    let yoe = y.rem_euclid(400);
+    let m = i64::from(month);
+    let doy = (153 * (if m > 2 { m - 3 } else { m + 9 }) + 2) / 5 + i64::from(day) - 1;
+    let doe = yoe * 365 + yoe / 4 - yoe / 100 + doy;
+    era * 146_097 + doe - 719_468
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -101,5 +159,22 @@ mod tests {
         let t = Utc::from_unix_millis(1_795_314_245_123);
         assert_eq!(t.rfc3339(), "2026-11-22T02:24:05.123Z");
         assert_eq!(t.compact(), "20261122T022405Z");
+    }
+
+    #[test]
+    fn an_instant_reads_back_from_its_rfc3339_text() {
+        for ms in [0, 951_782_400_000, 1_795_314_245_123, 4_102_444_799_999] {
+            let t = Utc::from_unix_millis(ms);
+            let back = Utc::parse_rfc3339(&t.rfc3339()).unwrap();
+            assert_eq!((back, back.unix_millis()), (t, ms));
+        }
+        for bad in [
+            "",
+            "2026-11-22T02:24:05Z",
+            "2026-13-22T02:24:05.123Z",
+            "2026-11-22T02:24:05.12xZ",
+        ] {
+            assert_eq!(Utc::parse_rfc3339(bad), None, "{bad}");
+        }
     }
 }

@@ -353,3 +353,51 @@ fn the_environment_is_read_only_in_env_rs() {
     }
     assert_eq!(readers, ["env.rs"], "files that read the environment");
 }
+
+/// What the hook says to people is written in one file, `src/hook/message.rs`, so its
+/// voice and its commands are reviewed in one place.
+#[test]
+fn the_hooks_texts_for_people_are_in_message_rs() {
+    let mut files = Vec::new();
+    rust_files(&src().join("hook"), &mut files);
+    let mut elsewhere = Vec::new();
+    for file in &files {
+        if file.ends_with("message.rs") {
+            continue;
+        }
+        let text = std::fs::read_to_string(file).unwrap();
+        let code = text.split("#[cfg(test)]").next().unwrap_or("");
+        for (n, line) in code.lines().enumerate() {
+            if line.contains("\"Taskie:") && !line.trim_start().starts_with("//") {
+                elsewhere.push(format!("{}:{}", file.display(), n + 1));
+            }
+        }
+    }
+    assert!(
+        elsewhere.is_empty(),
+        "hook texts outside message.rs: {elsewhere:?}"
+    );
+}
+
+/// docs/architecture.md describes the tree as it is: every source file has its row
+/// (`commands/<subcommand>.rs` stands for the subcommands).
+#[test]
+fn every_source_file_has_its_place_in_architecture_md() {
+    let doc = std::fs::read_to_string(src().join("../docs/architecture.md")).unwrap();
+    let mut files = Vec::new();
+    rust_files(&src(), &mut files);
+    let missing: Vec<String> = files
+        .iter()
+        .map(|f| f.strip_prefix(src()).unwrap().display().to_string())
+        .filter(|rel| {
+            let named = doc.contains(&format!("`{rel}`")) || doc.contains(&format!("{rel},"));
+            let subcommand = rel.starts_with("commands/") && rel != "commands/mod.rs";
+            let binary = rel == "main.rs" || rel == "lib.rs" || rel.starts_with("bin/");
+            !(named || subcommand || binary || doc.contains(&format!("`{rel}`")))
+        })
+        .collect();
+    assert!(
+        missing.is_empty(),
+        "not in docs/architecture.md: {missing:?}"
+    );
+}

@@ -15,6 +15,7 @@ mod e2e_plan;
 mod faults;
 mod hook;
 mod hosts;
+mod hosts_e2e;
 mod kill_soak;
 mod loop_safety;
 mod pause;

@@ -133,6 +133,41 @@ fn status_after_a_hard_stop_shows_the_diagnostics() {
 }
 
 #[test]
+fn status_after_taskie_advance_says_the_cycle_was_advanced_by_hand() {
+    let (p, _) = exhausted(true);
+    p.run_taskie(&["advance"]).ok();
+    let text = p.run_taskie(&["status"]).ok().to_owned();
+    assert!(
+        text.contains("advanced by hand") && !text.contains(", passed"),
+        "{text}"
+    );
+    check(&p, "status_advanced_by_hand", &text);
+}
+
+/// Hard-stopped at max_reviews, raised by the human, then three reviewer failures: the
+/// old stop is history, and the reason of the newest failure is shown.
+#[test]
+fn status_drops_a_lifted_stop_and_shows_why_the_reviewer_failed() {
+    let (p, _) = exhausted(true);
+    p.run_taskie(&["state", "set", "max_reviews=6"]).ok();
+    p.set_reviewer(&Fake::pass().file(None).exit(3));
+    for _ in 0..3 {
+        assert!(!p.stop().is_block());
+    }
+    let text = p.run_taskie(&["status"]).ok().to_owned();
+    assert!(!text.contains("max_reviews_reached"), "{text}");
+    assert!(text.contains("last attempt:"), "{text}");
+    check(&p, "status_reviewer_failures", &text);
+    let json: serde_json::Value =
+        serde_json::from_str(p.run_taskie(&["status", "--json"]).ok()).unwrap();
+    assert_eq!(
+        json["hard_stop"]["stop_reason"], "reviewer_failures_exhausted",
+        "{json}"
+    );
+    assert!(json["last_failure"].is_string(), "{json}");
+}
+
+#[test]
 fn status_of_a_plan_with_structure_errors() {
     let p = plan_review_due()
         .file("notes.md", "x\n")
@@ -266,6 +301,30 @@ fn hook_answers() {
     p.stop();
     std::fs::write(p.plan_dir().join("plan-post-review-1.md"), "Done.\n").unwrap();
     check(&p, "hook_cycle_passed", &answer(&p.stop()));
+}
+
+/// Another process holds the plan while its review has run for 75 seconds: the busy
+/// answer says how long, not when it started.
+#[test]
+fn hook_busy_says_how_long_the_review_has_run() {
+    use taskie::clock::Utc;
+    use taskie::store::lock;
+    let p = plan_review_due();
+    let held = lock::try_lock(&p.root().join(".taskie/locks"), "p")
+        .unwrap()
+        .expect("free");
+    let since = Utc::from_unix_millis(Utc::now().unix_millis() - 75_000).rfc3339();
+    held.announce(&lock::Running {
+        review: "plan-review".into(),
+        iteration: 1,
+        model: "claude:opus".into(),
+        since,
+        log: ".taskie/logs/p-review.log".into(),
+    });
+    let text = answer(&p.stop());
+    assert!(text.contains("is running for 1m 1"), "{text}");
+    assert!(!text.contains(" since "), "{text}");
+    check(&p, "hook_busy", &text);
 }
 
 // ---- taskie mark refusals ----

@@ -208,3 +208,26 @@ fn the_readme_installs_from_release_tarballs_named_as_pack_sh_names_them() {
         "the README warns of the end-to-end tests' first download"
     );
 }
+
+#[test]
+fn the_help_texts_people_read_are_reviewed_as_snapshots() {
+    let p = Project::new();
+    for (bin, args, name) in [
+        ("taskie-hook", &["--help"][..], "help_taskie_hook"),
+        ("taskie", &["state", "set", "--help"][..], "help_state_set"),
+        ("taskie", &["--help"][..], "help_taskie"),
+    ] {
+        let out = assert_cmd::Command::cargo_bin(bin)
+            .unwrap()
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{bin} {args:?}");
+        let text = String::from_utf8(out.stdout).unwrap();
+        assert!(
+            !text.contains("SPEC"),
+            "{bin} {args:?} cites the spec:\n{text}"
+        );
+        crate::snapshots::check(&p, name, &text);
+    }
+}

@@ -12,7 +12,7 @@ use crate::model::plan_file;
 use crate::model::plan_file::PlanFile;
 use crate::model::spend;
 use crate::model::state::State;
-use crate::model::text::clip;
+use crate::model::text::{clip, minutes_seconds};
 use crate::paint::{Paint, WIDTH, wrap};
 use crate::store::diagnostics::{self, Diagnostics};
 use crate::store::event_log;
@@ -36,12 +36,20 @@ pub struct Report {
     pub tasks: Vec<TaskLine>,
     /// The reviews of the current (or just passed) cycle, oldest first.
     pub reviews: Vec<ReviewLine>,
-    /// The hook's diagnostics (SPEC §10) while the plan is hard-stopped in their cycle.
+    /// The hook's diagnostics (SPEC §10) while the plan is hard-stopped in their cycle;
+    /// while the file is missing or explains an earlier stop, the same built from the
+    /// state (without the last review's findings).
     pub hard_stop: Option<Diagnostics>,
+    /// `hard_stop` is the diagnostics file's.
+    #[serde(skip)]
+    pub hard_stop_recorded: bool,
     /// Structure errors (SPEC §7).
     pub errors: Vec<String>,
     /// What the reviews cost (SPEC §18).
     pub spend: SpendReport,
+    /// Why the newest reviewer attempt of the cycle failed, while failures are counted.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_failure: Option<String>,
     /// The review the hook is running now, as it announced it in the plan lock file.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub running: Option<Running>,
@@ -128,8 +136,10 @@ pub enum CycleStatus {
     Paused,
     /// max_reviews is 0: the hook moves past the review without running it.
     ReviewsDisabled,
-    /// The cycle ended; the plan has moved on.
+    /// The cycle ended with its clean streak; the plan has moved on.
     Passed,
+    /// The cycle ended without its clean streak: a human accepted it (`taskie advance`).
+    AdvancedByHand,
 }
 
 impl CycleStatus {
@@ -141,6 +151,7 @@ impl CycleStatus {
             CycleStatus::Paused => "paused: a reviewer's usage limit",
             CycleStatus::ReviewsDisabled => "reviews disabled",
             CycleStatus::Passed => "passed",
+            CycleStatus::AdvancedByHand => "advanced by hand, not passed",
         }
     }
 }
@@ -186,7 +197,15 @@ fn status_of(f: &Facts, s: &State, r: Review, k: u64) -> CycleStatus {
     if next == Some(r.post_phase()) && !post_written {
         CycleStatus::PostReviewOwed
     } else if !review_next {
-        CycleStatus::Passed
+        // The hook ends a cycle only with its clean streak; anything short of it was a
+        // decision (`taskie advance`, or reviews disabled).
+        if s.consecutive_clean >= s.clean_reviews_required {
+            CycleStatus::Passed
+        } else if s.max_reviews == 0 {
+            CycleStatus::ReviewsDisabled
+        } else {
+            CycleStatus::AdvancedByHand
+        }
     } else if s.max_reviews == 0 {
         CycleStatus::ReviewsDisabled
     } else if cycle::hard_stop(s, f.spent_usd).is_some() {
@@ -203,11 +222,17 @@ fn next_reviewers(s: &State, k: u64) -> String {
     cycle::reviewer_label(s, k.saturating_add(1))
 }
 
-/// Whether a diagnostics object is about this cycle at this iteration.
-fn diagnostics_match(diag: &Diagnostics, c: &Cycle) -> bool {
+/// Whether a diagnostics object explains the state as it is now: this cycle at this
+/// iteration, stopped for the same reason with the same limits. A stop the human has
+/// since lifted (`state set max_reviews=6`) is history, even if the cycle stopped again
+/// for another reason.
+fn diagnostics_match(diag: &Diagnostics, c: &Cycle, reason: Option<cycle::StopReason>) -> bool {
     diag.review == c.review.name()
         && diag.iterations == c.iteration
         && (c.review != Review::Code || diag.task == c.task)
+        && reason.is_some_and(|r| r.as_str() == diag.stop_reason)
+        && diag.max_reviews == c.max_reviews
+        && diag.review_failures == c.review_failures
 }
 
 /// The report. `verdicts` are the cycle's (iteration, verdict) from the event log;
@@ -294,8 +319,24 @@ pub fn build(
                 .collect()
         })
         .unwrap_or_default();
-    let hard_stop = cycle.as_ref().and_then(|c| {
-        diag.filter(|d| c.status == CycleStatus::HardStop && diagnostics_match(d, c))
+    let reason = state.and_then(|s| cycle::hard_stop(s, f.spent_usd));
+    let recorded = cycle.as_ref().and_then(|c| {
+        diag.filter(|d| c.status == CycleStatus::HardStop && diagnostics_match(d, c, reason))
+    });
+    let hard_stop_recorded = recorded.is_some();
+    let hard_stop = recorded.or_else(|| {
+        let (c, s, reason) = (cycle.as_ref()?, state?, reason?);
+        let stop = cycle::HardStop {
+            reason,
+            review: c.review,
+            task: c.task,
+            iterations: c.iteration,
+            state: s.clone(),
+            last_review: None,
+            spent_usd: f.spent_usd,
+        };
+        (c.status == CycleStatus::HardStop)
+            .then(|| diagnostics::build(f.plan, &stop, f.tasks, verdicts, None).0)
     });
     Report {
         plan: f.plan.into(),
@@ -309,8 +350,10 @@ pub fn build(
         tasks,
         reviews,
         hard_stop,
+        hard_stop_recorded,
         errors: f.errors.iter().map(ToString::to_string).collect(),
         spend: SpendReport::default(),
+        last_failure: None,
         running: None,
         paused: state.and_then(|s| {
             let until = s
@@ -384,7 +427,7 @@ pub fn human(r: &Report, p: &Paint) -> String {
     spend_line(&mut out, p, &r.spend);
     tasks_lines(&mut out, p, r);
     if let Some(diag) = &r.hard_stop {
-        hard_stop_lines(&mut out, p, diag);
+        hard_stop_lines(&mut out, p, diag, r.hard_stop_recorded);
     }
     if !r.errors.is_empty() {
         let n = r.errors.len();
@@ -406,7 +449,7 @@ pub fn human(r: &Report, p: &Paint) -> String {
 
 /// `Spend     cycle 2 reviews, 3m 04s, $0.42 · plan 7 reviews, 12m 10s, $1.90 of $5`.
 fn spend_line(out: &mut String, p: &Paint, s: &SpendReport) {
-    if s.plan.reviews == 0 && s.budget_usd.is_none() {
+    if s.plan.reviews == 0 && s.plan.failed_attempts == 0 && s.budget_usd.is_none() {
         return;
     }
     let totals = |t: &spend::Totals| {
@@ -417,10 +460,9 @@ fn spend_line(out: &mut String, p: &Paint, s: &SpendReport) {
             n => format!(" and {n} failed attempts"),
         };
         format!(
-            "{}{failed}, {}m {:02}s, {}",
+            "{}{failed}, {}, {}",
             reviews(t.reviews),
-            secs / 60,
-            secs % 60,
+            minutes_seconds(secs),
             spend::money(t.cost_usd)
         )
     };
@@ -459,6 +501,9 @@ fn cycle_lines(out: &mut String, p: &Paint, r: &Report, c: &Cycle) {
         ));
     }
     line(out, p, "Reviewer", &reviewer);
+    if let Some(why) = r.last_failure.as_deref().filter(|_| c.review_failures > 0) {
+        line(out, p, "Failure", &p.red(&format!("last attempt: {why}")));
+    }
     if r.reviews.is_empty() {
         return;
     }
@@ -542,16 +587,23 @@ fn tasks_lines(out: &mut String, p: &Paint, r: &Report) {
     }
 }
 
-fn hard_stop_lines(out: &mut String, p: &Paint, d: &Diagnostics) {
+fn hard_stop_lines(out: &mut String, p: &Paint, d: &Diagnostics, recorded: bool) {
+    let details = if recorded {
+        format!("see .taskie/logs/{}", diagnostics::file_name(&d.plan))
+    } else {
+        format!(
+            "the next stop writes .taskie/logs/{}",
+            diagnostics::file_name(&d.plan)
+        )
+    };
     line(
         out,
         p,
         "Stopped",
         &p.red(&format!(
-            "{} after {}; see .taskie/logs/{}",
+            "{} after {}; {details}",
             d.stop_reason,
-            reviews(d.iterations),
-            diagnostics::file_name(&d.plan)
+            reviews(d.iterations)
         )),
     );
     if let Some(last) = &d.last_review {
@@ -614,6 +666,12 @@ pub fn run(
     let mut report = build(&facts, &target.rel_dir(), &verdicts, diag);
     let state = gathered.state.as_ref().ok().and_then(Option::as_ref);
     report.spend = SpendReport::of(&ledger, state, report.cycle.as_ref());
+    report.last_failure = report
+        .cycle
+        .as_ref()
+        .filter(|c| c.review_failures > 0)
+        .and_then(|c| ledger_cycle(&ledger, c.review, c.task))
+        .and_then(|l| l.last_failure.clone());
     report.running = lock::running(&target.project.locks(), &target.plan);
     if json {
         let text = serde_json::to_string_pretty(&report).map_err(std::io::Error::other)?;
@@ -702,25 +760,50 @@ mod tests {
     fn a_hard_stop_shows_the_diagnostics_of_its_cycle_only() {
         let state = r#"{"phase":"post-plan-review","next_phase":"plan-review","phase_iteration":2,"max_reviews":2}"#;
         let diag = Diagnostics::parse(
-            br#"{"plan":"p","review":"plan-review","task":null,"iterations":2,"stop_reason":"max_reviews_reached"}"#,
+            br#"{"plan":"p","review":"plan-review","task":null,"iterations":2,"max_reviews":2,"stop_reason":"max_reviews_reached"}"#,
         )
         .unwrap();
         let r = report(&[], state, &[], Some(diag.clone()));
         assert_eq!(r.cycle.as_ref().unwrap().status, CycleStatus::HardStop);
         assert_eq!(r.hard_stop, Some(diag.clone()));
-        let mut older = diag;
+        let mut older = diag.clone();
         older.iterations = 1;
-        assert_eq!(report(&[], state, &[], Some(older)).hard_stop, None);
+        // An earlier stop's file: the stop shown is built from the state.
+        let r = report(&[], state, &[], Some(older));
+        assert_eq!(
+            (r.hard_stop.map(|d| d.iterations), r.hard_stop_recorded),
+            (Some(2), false)
+        );
         let raised = state.replace("\"max_reviews\":2", "\"max_reviews\":6");
         let r = report(&[], &raised, &[], None);
         assert_eq!(r.cycle.unwrap().status, CycleStatus::ReviewDue);
+        // Raised, then stopped again by three reviewer failures: the old stop's
+        // diagnostics no longer explain the state.
+        let failing = raised.replace('}', r#","review_failures":3}"#);
+        let r = report(&[], &failing, &[], Some(diag.clone()));
+        let live = r.hard_stop.unwrap();
+        assert_eq!(
+            (live.stop_reason.as_str(), r.hard_stop_recorded),
+            ("reviewer_failures_exhausted", false)
+        );
+    }
+
+    #[test]
+    fn a_cycle_ended_without_its_clean_streak_was_advanced_by_hand() {
+        let advanced = r#"{"phase":"plan-review","next_phase":"create-tasks","phase_iteration":2,
+            "max_reviews":2,"consecutive_clean":0}"#;
+        let r = report(&[], advanced, &[(1, "FAIL"), (2, "FAIL")], None);
+        assert_eq!(r.cycle.unwrap().status, CycleStatus::AdvancedByHand);
+        let disabled = advanced.replace("\"max_reviews\":2", "\"max_reviews\":0");
+        let r = report(&[], &disabled, &[], None);
+        assert_eq!(r.cycle.unwrap().status, CycleStatus::ReviewsDisabled);
     }
 
     #[test]
     fn a_passed_cycle_is_shown_until_the_next_one_starts() {
         let r = report(
             &[],
-            r#"{"phase":"plan-review","next_phase":"create-tasks","phase_iteration":3}"#,
+            r#"{"phase":"plan-review","next_phase":"create-tasks","phase_iteration":3,"consecutive_clean":2}"#,
             &[],
             None,
         );

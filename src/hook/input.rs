@@ -59,20 +59,19 @@ impl<T> Lenient<T> {
 impl Event {
     pub fn parse(input: &[u8]) -> Result<Event, String> {
         if input.iter().all(u8::is_ascii_whitespace) {
-            return Err(
-                "Taskie: the Stop hook received no input on stdin, so it did nothing.".into(),
-            );
+            return Err(crate::hook::message::bad_input(
+                "received no input on stdin",
+            ));
         }
-        let value: serde_json::Value = serde_json::from_slice(input).map_err(|e| {
-            format!("Taskie: the Stop hook input is not JSON ({e}), so it did nothing.")
-        })?;
+        let value: serde_json::Value = serde_json::from_slice(input)
+            .map_err(|e| crate::hook::message::bad_input(&format!("input is not JSON ({e})")))?;
         if !value.is_object() {
-            return Err(
-                "Taskie: the Stop hook input is not a JSON object, so it did nothing.".into(),
-            );
+            return Err(crate::hook::message::bad_input(
+                "input is not a JSON object",
+            ));
         }
         let wire = Wire::deserialize(value).map_err(|e| {
-            format!("Taskie: the Stop hook input could not be read ({e}), so it did nothing.")
+            crate::hook::message::bad_input(&format!("input could not be read ({e})"))
         })?;
         let nonempty = |s: Option<String>| s.filter(|s| !s.is_empty());
         Ok(Event {

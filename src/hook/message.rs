@@ -255,3 +255,61 @@ pub fn block_cap(cap: u64, reason: &str, client: Client) -> String {
         client.user_action("continue-plan")
     )
 }
+
+/// The Stop hook's input could not be used: `what` (e.g. "input is not JSON (…)").
+pub fn bad_input(what: &str) -> String {
+    format!("Taskie: the Stop hook {what}, so it did nothing.")
+}
+
+pub fn panicked() -> String {
+    "Taskie: the hook hit an internal error (details on stderr) and allowed this stop; state.json was not \
+     left half-written. Please report it."
+        .into()
+}
+
+pub fn no_project_dir(dir: &std::path::Path) -> String {
+    format!(
+        "Taskie: the project directory {} does not exist, so the hook did nothing.",
+        dir.display()
+    )
+}
+
+/// The plan named by --plan / TASKIE_PLAN does not exist, or is held by another session.
+pub fn not_selected(why: &str) -> String {
+    format!("Taskie: {why}.")
+}
+
+pub fn selection_failed(why: &str) -> String {
+    format!("Taskie: {why}; the hook did nothing.")
+}
+
+pub fn internal(plan: &str, what: &str) -> String {
+    format!("Taskie: plan '{plan}': {what}; the hook allowed this stop and changed nothing.")
+}
+
+pub fn escaping_link(plan: &str, problem: &str) -> String {
+    format!(
+        "Taskie: plan '{plan}': {problem}. The hook never follows a link out of .taskie/, so it did nothing; \
+         replace the link with a real directory."
+    )
+}
+
+pub fn busy(plan: &str, holder: &str) -> String {
+    format!("Taskie: plan '{plan}' is busy: {holder}; this stop was allowed.")
+}
+
+pub fn state_not_written(plan: &str, error: &str) -> String {
+    format!(
+        "Taskie: plan '{plan}': could not write state.json ({error}); it still holds the previous state, so the \
+         next stop repeats this step."
+    )
+}
+
+/// The plugin and the binary disagree on the version (`notice.rs`).
+pub fn version_mismatch(own: &str, binary: &str, plugin: &str) -> String {
+    format!(
+        "Taskie: taskie-hook {own} at {binary} does not match the Taskie plugin {plugin}. Update the older one: \
+         taskie-hook with npm install -g taskie@latest (or cargo install --locked --path <checkout>), the plugin \
+         with claude plugin update taskie@taskie."
+    )
+}

@@ -64,15 +64,13 @@ pub fn main(opts: &Options) {
     panic::set_hook(Box::new(|info| {
         eprintln!("taskie-hook: internal error: {info}")
     }));
-    let finished = panic::catch_unwind(AssertUnwindSafe(|| run(opts, &input))).unwrap_or_else(|_| Finished {
-        answer: Answer::allow(
-            "Taskie: the hook hit an internal error (details on stderr) and allowed this stop; state.json was not \
-             left half-written. Please report it.",
-        ),
-        event: None,
-        channel: Channel::default(),
-        _lock: None,
-    });
+    let finished =
+        panic::catch_unwind(AssertUnwindSafe(|| run(opts, &input))).unwrap_or_else(|_| Finished {
+            answer: Answer::allow(message::panicked()),
+            event: None,
+            channel: Channel::default(),
+            _lock: None,
+        });
     finished.emit(started, notice.as_deref());
 }
 
@@ -159,11 +157,10 @@ pub fn locate(
             .unwrap_or_default(),
     };
     if !start.is_dir() {
-        let m = format!(
-            "Taskie: the project directory {} does not exist, so the hook did nothing.",
-            start.display()
-        );
-        return Err((Answer::allow(m), "no-project-dir"));
+        return Err((
+            Answer::allow(message::no_project_dir(&start)),
+            "no-project-dir",
+        ));
     }
     // Claude Code reports the session's current directory, which may be below the project.
     let Some(project) = project::find_project(&start, ceiling.as_deref()) else {
@@ -184,11 +181,14 @@ pub fn locate(
         Ok(Some(s)) => s,
         Ok(None) => return Err((Answer::Allow(None), "no-plan")),
         Err(e @ (SelectError::Explicit(_) | SelectError::Held { .. })) => {
-            return Err((Answer::allow(format!("Taskie: {e}.")), "no-plan"));
+            return Err((
+                Answer::allow(message::not_selected(&e.to_string())),
+                "no-plan",
+            ));
         }
         Err(e) => {
             return Err((
-                Answer::allow(format!("Taskie: {e}; the hook did nothing.")),
+                Answer::allow(message::selection_failed(&e.to_string())),
                 "no-plan",
             ));
         }
@@ -243,9 +243,7 @@ fn run_plan(event: &Event, project: &Project, plan: String, host: &Host) -> Fini
             ..Record::default()
         };
         Finished {
-            answer: Answer::allow(format!(
-                "Taskie: plan '{plan}': {what}; the hook allowed this stop and changed nothing."
-            )),
+            answer: Answer::allow(message::internal(&plan, &what)),
             event: Some((logs.clone(), rec)),
             channel: Channel::default(),
             _lock: None,
@@ -253,10 +251,7 @@ fn run_plan(event: &Event, project: &Project, plan: String, host: &Host) -> Fini
     };
     // Before anything is created or written (the lock file is the first write).
     if let Some(problem) = escaping_link(project, &plan) {
-        return Finished::answer(Answer::allow(format!(
-            "Taskie: plan '{plan}': {problem}. The hook never follows a link out of .taskie/, so it did nothing; \
-             replace the link with a real directory."
-        )));
+        return Finished::answer(Answer::allow(message::escaping_link(&plan, &problem)));
     }
     let lock = match lock::try_lock(&project.locks(), &plan) {
         Ok(Some(l)) => l,
@@ -267,10 +262,7 @@ fn run_plan(event: &Event, project: &Project, plan: String, host: &Host) -> Fini
                 path: Branch::Locked,
                 ..Record::default()
             };
-            let m = format!(
-                "Taskie: plan '{plan}' is busy: {}; this stop was allowed.",
-                lock::holder_text(&project.locks(), &plan)
-            );
+            let m = message::busy(&plan, &lock::holder_text(&project.locks(), &plan));
             return Finished {
                 answer: Answer::allow(m),
                 event: Some((logs, rec)),
@@ -356,7 +348,11 @@ fn run_plan(event: &Event, project: &Project, plan: String, host: &Host) -> Fini
             // What the run cost is recorded whatever the decision (SPEC §18): in the
             // ledger first (money spent stays spent even if the state write is lost),
             // then in the event.
-            if run.reviews > 0 {
+            let failure = match &run.reviewed {
+                Reviewed::Failed { reason, log, .. } => Some(format!("{reason} (log {log})")),
+                Reviewed::Verdict { .. } | Reviewed::Paused { .. } => None,
+            };
+            if run.reviews > 0 || failure.is_some() {
                 let mut ledger = snapshot::ledger(&dir, &plan);
                 ledger.record(&spend::Entry {
                     review: due.review.name(),
@@ -364,6 +360,7 @@ fn run_plan(event: &Event, project: &Project, plan: String, host: &Host) -> Fini
                     iteration: due.iteration,
                     processes: run.reviews,
                     reviewed: matches!(run.reviewed, Reviewed::Verdict { .. }),
+                    failure: failure.as_deref(),
                     verdict: outcome.record.verdict,
                     advanced: outcome.record.path == Branch::Advanced,
                     spend: &run.spend,
@@ -374,6 +371,8 @@ fn run_plan(event: &Event, project: &Project, plan: String, host: &Host) -> Fini
                         "taskie-hook: could not write the spend ledger of plan '{plan}': {e}"
                     );
                 }
+            }
+            if run.reviews > 0 {
                 outcome.record.reviews = Some(run.reviews);
                 outcome.record.spend = run.spend;
                 outcome.record.panel = run.panel;
@@ -398,10 +397,7 @@ fn run_plan(event: &Event, project: &Project, plan: String, host: &Host) -> Fini
                     atomic::pause_point("after-state-write", &state_path);
                     outcome.answer
                 }
-                Err(e) => Answer::allow(format!(
-                    "Taskie: plan '{plan}': could not write state.json ({e}); it still holds the previous state, \
-                     so the next stop repeats this step."
-                )),
+                Err(e) => Answer::allow(message::state_not_written(&plan, &e.to_string())),
             }
         }
         None => outcome.answer,

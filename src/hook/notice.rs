@@ -28,15 +28,6 @@ fn plugin_version(root: &Path) -> Option<String> {
         .map(|m| m.version)
 }
 
-/// The notice text for a binary of version `own` under a plugin of version `plugin`.
-pub fn text(own: &str, binary: &str, plugin: &str) -> String {
-    format!(
-        "Taskie: taskie-hook {own} at {binary} does not match the Taskie plugin {plugin}. Update the older one: \
-         taskie-hook with npm install -g taskie@latest (or cargo install --locked --path <checkout>), the plugin \
-         with claude plugin update taskie@taskie."
-    )
-}
-
 /// Where the once-per-session markers live: `$XDG_CACHE_HOME/taskie/notices`, else
 /// `~/.cache/taskie/notices`.
 fn markers_dir() -> Option<PathBuf> {
@@ -60,7 +51,7 @@ pub fn for_stop(event: &[u8]) -> Option<String> {
     let binary = std::env::current_exe()
         .map(|p| p.display().to_string())
         .unwrap_or_else(|_| "taskie-hook".into());
-    let notice = text(own, &binary, &plugin);
+    let notice = crate::hook::message::version_mismatch(own, &binary, &plugin);
     eprintln!("taskie-hook: {notice}");
     let session = crate::hook::input::Event::parse(event)
         .ok()

@@ -203,7 +203,14 @@ pub struct CycleLedger {
     pub totals: Totals,
     /// The newest verdict of each iteration, oldest first.
     pub verdicts: Vec<IterationVerdict>,
+    /// Why the newest reviewer attempt failed, while no review has run since: `taskie
+    /// status` shows it beside the failure count.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub last_failure: Option<String>,
 }
+
+/// A failure reason kept at most (a reviewer's stderr can be long; its log has it all).
+const FAILURE_CHARS: usize = 300;
 
 /// One concluded reviewer run, as the ledger records it.
 #[derive(Debug, Clone, PartialEq)]
@@ -215,6 +222,8 @@ pub struct Entry<'a> {
     pub processes: u64,
     /// The run produced a review; `false` for a failed attempt (counted in cost only).
     pub reviewed: bool,
+    /// Why a failed attempt failed (`None` for a review, or a paused attempt).
+    pub failure: Option<&'a str>,
     pub verdict: Option<&'a str>,
     /// The run ended its cycle.
     pub advanced: bool,
@@ -261,8 +270,20 @@ impl Ledger {
             });
         }
         let cycle = self.cycle.as_mut().expect("just set");
-        for t in [&mut self.plan, &mut cycle.totals] {
-            t.add_entry(e);
+        // A failure before any reviewer process started cost nothing and is no attempt
+        // to count; its reason is still the one to show.
+        if e.processes > 0 {
+            for t in [&mut self.plan, &mut cycle.totals] {
+                t.add_entry(e);
+            }
+        }
+        // A paused attempt (usage limit) neither failed nor reviewed: it changes nothing.
+        match (e.reviewed, e.failure) {
+            (_, Some(why)) => {
+                cycle.last_failure = Some(crate::model::text::clip(why.trim(), FAILURE_CHARS));
+            }
+            (true, None) => cycle.last_failure = None,
+            (false, None) => {}
         }
         if let (true, Some(v)) = (e.reviewed, e.verdict) {
             cycle.verdicts.retain(|x| x.iteration < e.iteration);
@@ -389,6 +410,7 @@ mod tests {
             iteration,
             processes: 1,
             reviewed,
+            failure: (!reviewed).then_some("claude exited with status 1"),
             verdict: reviewed.then_some("FAIL"),
             advanced: false,
             spend,
@@ -424,6 +446,27 @@ mod tests {
         let c = l.cycle.as_ref().unwrap();
         assert_eq!((c.totals.reviews, c.totals.failed_attempts), (1, 1));
         assert_eq!(c.verdicts.len(), 1);
+    }
+
+    #[test]
+    fn the_ledger_keeps_the_last_failure_reason_until_a_review_runs() {
+        let s = Spend::default();
+        let mut l = Ledger::default();
+        l.record(&entry(&s, 1, false));
+        let unstarted = Entry {
+            processes: 0,
+            failure: Some("cannot start claude: not found"),
+            ..entry(&s, 1, false)
+        };
+        l.record(&unstarted);
+        let c = l.cycle.as_ref().unwrap();
+        assert_eq!(
+            (c.last_failure.as_deref(), c.totals.failed_attempts),
+            (Some("cannot start claude: not found"), 1),
+            "an attempt that started no process costs nothing and is not counted"
+        );
+        l.record(&entry(&s, 1, true));
+        assert_eq!(l.cycle.as_ref().unwrap().last_failure, None);
     }
 
     #[test]

@@ -1,5 +1,5 @@
-//! Two small text rules every part needs: how a number is written in names and fields,
-//! and how a long text is cut for a message.
+//! Small text rules every part needs: how a number is written in names and fields, how
+//! a long text is cut for a message, how a length of time is shown.
 
 /// One or more ASCII digits that fit in a u64. `str::parse` alone would accept `+1`,
 /// and task ids, iterations and old-style string fields must be plain decimals.
@@ -20,6 +20,11 @@ pub fn clip(text: &str, max: usize) -> String {
         s.push('…');
         s
     }
+}
+
+/// A length of time as status and the messages show it: `3m 04s`, `75m 00s`.
+pub fn minutes_seconds(secs: u64) -> String {
+    format!("{}m {:02}s", secs / 60, secs % 60)
 }
 
 /// The candidate `word` was most likely meant to be, for a "did you mean" hint: the

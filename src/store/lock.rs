@@ -10,6 +10,8 @@
 //! closing any descriptor of the file drops the lock, so this process never opens a lock
 //! file it holds (see [`running`]).
 
+use crate::clock::Utc;
+use crate::model::text::minutes_seconds;
 use crate::store::fs;
 use serde::{Deserialize, Serialize};
 use std::collections::HashSet;
@@ -75,13 +77,28 @@ pub struct Running {
     pub log: String,
 }
 
+impl Running {
+    /// The review in words at instant `now_ms` (Unix milliseconds): how long it has run,
+    /// not when it started, which a person would have to subtract from the clock.
+    pub fn text_at(&self, now_ms: i64) -> String {
+        let ran = match Utc::parse_rfc3339(&self.since) {
+            // A clock set back since the start is not a negative run.
+            Some(t) => format!(
+                "running for {}",
+                minutes_seconds((now_ms.saturating_sub(t.unix_millis()).max(0) / 1000) as u64)
+            ),
+            None => format!("running since {}", self.since),
+        };
+        format!(
+            "{} #{} is {ran} (model {}; log {})",
+            self.review, self.iteration, self.model, self.log
+        )
+    }
+}
+
 impl std::fmt::Display for Running {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "{} #{} is running (model {}, since {}; log {})",
-            self.review, self.iteration, self.model, self.since, self.log
-        )
+        f.write_str(&self.text_at(Utc::now().unix_millis()))
     }
 }
 
@@ -204,5 +221,27 @@ mod tests {
         let again = try_lock(dir.path(), "p").unwrap().unwrap();
         drop(again);
         assert_eq!(running(dir.path(), "p"), None);
+    }
+
+    #[test]
+    fn a_running_review_says_how_long_it_has_run() {
+        let r = Running {
+            review: "plan-review".into(),
+            iteration: 2,
+            model: "opus".into(),
+            since: "2026-01-01T00:00:00.000Z".into(),
+            log: ".taskie/logs/x.log".into(),
+        };
+        let start = Utc::parse_rfc3339(&r.since).unwrap().unix_millis();
+        assert_eq!(
+            r.text_at(start + 184_900),
+            "plan-review #2 is running for 3m 04s (model opus; log .taskie/logs/x.log)"
+        );
+        assert!(r.text_at(start - 5_000).contains("running for 0m 00s"));
+        let odd = Running {
+            since: "yesterday".into(),
+            ..r
+        };
+        assert!(odd.text_at(start).contains("running since yesterday"));
     }
 }

@@ -30,6 +30,9 @@ pub enum Reply {
         prompt_tokens: u64,
         output_tokens: u64,
     },
+    /// A model answer made of these `parts` (e.g. a `functionCall`, to drive the CLI as
+    /// an agent), streamed like `Text`.
+    Parts(Vec<Value>),
     /// An HTTP error with Google's error envelope, e.g. 500 or 429.
     Error { status: u16, message: String },
     /// Any JSON body with a status.
@@ -66,6 +69,18 @@ impl FakeGemini {
 
 fn respond(req: &Request, n: u64, reply: Reply) -> Response {
     match reply {
+        Reply::Parts(parts) => {
+            let answer = json!({
+                "candidates": [{"content": {"role": "model", "parts": parts},
+                                "finishReason": "STOP", "index": 0}],
+                "usageMetadata": {"promptTokenCount": 100, "candidatesTokenCount": 10, "totalTokenCount": 110},
+                "responseId": format!("fake-{n}")});
+            if req.path.contains(":streamGenerateContent") {
+                Response::sse(format!("data: {answer}\r\n\r\n"))
+            } else {
+                Response::json(200, &answer)
+            }
+        }
         Reply::Text {
             text,
             prompt_tokens,

@@ -1,0 +1,707 @@
+//! End-to-end (SPEC §20): the real Codex CLI as the *agent*, Taskie installed into it the
+//! way the README says (a marketplace from a checkout, `codex plugin add`, the hook trusted
+//! in config.toml as Codex's `/hooks` screen does), a scripted model behind a fake
+//! Responses API on loopback. The reviewer is the real codex too (the plan's `reviewers`),
+//! answered by the same fake. No TASKIE_* variable is set anywhere.
+
+use crate::support::fake_gemini::{self, FakeGemini};
+use crate::support::fake_openai::{self, FakeOpenAi, Request};
+use crate::support::{Project, copy_file, copy_tree};
+use crate::vendors_e2e::{bin, home};
+use serde_json::{Value, json};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+fn repo() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// A checkout of what a user clones: the files the plugin is made of.
+fn checkout(dir: &Path) {
+    for d in [
+        ".claude-plugin",
+        ".codex-plugin",
+        "actions",
+        "hooks",
+        "codex",
+        "commands",
+    ] {
+        copy_tree(&repo().join(d), &dir.join(d));
+    }
+    copy_file(
+        &repo().join("gemini-extension.json"),
+        &dir.join("gemini-extension.json"),
+    );
+}
+
+/// The user's PATH after the README's install steps: the freshly built `taskie` and
+/// `taskie-hook` where `cargo install` puts them, and the pinned `codex`; set in
+/// `~/.profile`, since Codex runs hooks through a login shell.
+fn install_binaries(home: &Path) -> String {
+    let dir = home.join(".cargo/bin");
+    std::fs::create_dir_all(&dir).unwrap();
+    for (name, target) in [
+        ("taskie", PathBuf::from(env!("CARGO_BIN_EXE_taskie"))),
+        (
+            "taskie-hook",
+            PathBuf::from(env!("CARGO_BIN_EXE_taskie-hook")),
+        ),
+        ("codex", bin("codex")),
+    ] {
+        std::os::unix::fs::symlink(target, dir.join(name)).unwrap();
+    }
+    let path = format!("{}:/usr/local/bin:/usr/bin:/bin", dir.display());
+    std::fs::write(
+        home.join(".profile"),
+        format!("PATH=\"{path}\"\nexport PATH\n"),
+    )
+    .unwrap();
+    path
+}
+
+/// What the scripted model saw and did.
+#[derive(Default)]
+struct Script {
+    /// Reviews answered, in order.
+    verdicts: Vec<&'static str>,
+    /// Hook prompts the agent received (the block reasons).
+    prompts: Vec<String>,
+    /// Files the agent wrote with its shell tool.
+    wrote: Vec<String>,
+    /// Other commands it ran.
+    ran: Vec<String>,
+}
+
+/// The text of every `input_text` of the last user message.
+fn last_user_text(body: &Value) -> Option<String> {
+    let input = body["input"].as_array()?;
+    let msg = input
+        .iter()
+        .rev()
+        .find(|i| i["type"] == "message" && i["role"] == "user")?;
+    Some(
+        msg["content"]
+            .as_array()?
+            .iter()
+            .filter_map(|c| c["text"].as_str())
+            .collect::<Vec<_>>()
+            .join("\n"),
+    )
+}
+
+/// The post-review file a block reason asks for.
+fn post_review_named_in(reason: &str) -> Option<String> {
+    let start = reason.find("write what you did to ")? + "write what you did to ".len();
+    let rest = &reason[start..];
+    Some(rest[..rest.find(". ")?].to_owned())
+}
+
+/// The model: a reviewer call (it carries Taskie's output schema) gets the next verdict;
+/// the agent answers a hook prompt by writing the post-review file it names with its
+/// shell tool, and ends its turn otherwise.
+fn model(req: &Request, script: &Mutex<Script>, verdicts: &[&'static str]) -> fake_openai::Reply {
+    let Some(body) = req.json().filter(|_| req.path.ends_with("/responses")) else {
+        return fake_openai::Reply::Json {
+            status: 404,
+            body: json!({"error": {"message": "not here"}}),
+        };
+    };
+    let reply = |text: &str| fake_openai::Reply::Output {
+        items: vec![fake_openai::message(text)],
+        input_tokens: 100,
+        output_tokens: 10,
+    };
+    let mut s = script.lock().unwrap();
+    if body["text"]["format"]["type"] == "json_schema" {
+        let v = verdicts.get(s.verdicts.len()).copied().unwrap_or("FAIL");
+        s.verdicts.push(v);
+        let findings: Vec<&str> = if v == "FAIL" {
+            vec!["Say which file holds the config"]
+        } else {
+            vec![]
+        };
+        return reply(
+            &json!({"verdict": v, "summary": "The reviewer read the plan.", "findings": findings})
+                .to_string(),
+        );
+    }
+    let last = body["input"].as_array().and_then(|i| i.last()).cloned();
+    if last
+        .as_ref()
+        .is_some_and(|l| l["type"] == "function_call_output")
+    {
+        return reply("Done: the post-review is written.");
+    }
+    let text = last_user_text(&body).unwrap_or_default();
+    let cmd = if let Some(post) = post_review_named_in(&text) {
+        s.prompts.push(text.clone());
+        s.wrote.push(post.clone());
+        format!("printf 'Addressed every finding.\\n' > '{post}'")
+    } else if let Some(i) = text.find("Run: ") {
+        // The user's prompt asks for one command (e.g. `taskie continue-plan --plan a`).
+        let cmd = text[i + "Run: ".len()..]
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .to_owned();
+        s.ran.push(cmd.clone());
+        cmd
+    } else {
+        return reply("Nothing to do.");
+    };
+    let tools: Vec<String> = body["tools"]
+        .as_array()
+        .map(|t| {
+            t.iter()
+                .filter_map(|t| t["name"].as_str().map(str::to_owned))
+                .collect()
+        })
+        .unwrap_or_default();
+    let call = if tools.iter().any(|t| t == "exec_command") {
+        fake_openai::function_call(
+            "exec_command",
+            &json!({"cmd": cmd}),
+            &format!("call-{}", s.wrote.len() + s.ran.len()),
+        )
+    } else {
+        fake_openai::function_call(
+            "shell",
+            &json!({"command": ["bash", "-lc", cmd]}),
+            &format!("call-{}", s.wrote.len() + s.ran.len()),
+        )
+    };
+    fake_openai::Reply::Output {
+        items: vec![call],
+        input_tokens: 100,
+        output_tokens: 10,
+    }
+}
+
+/// A user's Codex set up as the README says, pointed at `api`.
+struct Codex {
+    _home: tempfile::TempDir,
+    home: PathBuf,
+    codex_home: PathBuf,
+    path: String,
+}
+
+impl Codex {
+    fn install(api: &FakeOpenAi) -> Codex {
+        let h = home();
+        let home = h.path().to_path_buf();
+        let codex_home = home.join(".codex");
+        std::fs::create_dir_all(&codex_home).unwrap();
+        std::fs::write(
+            codex_home.join("config.toml"),
+            format!(
+                "model = \"gpt-5-codex\"\nmodel_provider = \"taskie_fake\"\n[analytics]\nenabled = false\n\
+                 [features]\nremote_plugin = false\nrecommended_plugins = false\n\
+                 [model_providers.taskie_fake]\nname = \"taskie-fake\"\nbase_url = \"{}\"\n\
+                 env_key = \"TASKIE_FAKE_OPENAI_KEY\"\nwire_api = \"responses\"\nrequest_max_retries = 0\n\
+                 stream_max_retries = 0\n",
+                api.base_url()
+            ),
+        )
+        .unwrap();
+        let src = home.join("src/taskie");
+        checkout(&src);
+        let c = Codex {
+            path: install_binaries(&home),
+            _home: h,
+            home,
+            codex_home,
+        };
+        // README: codex plugin marketplace add <checkout>; codex plugin add taskie@taskie.
+        c.ok(&["plugin", "marketplace", "add", src.to_str().unwrap()]);
+        c.ok(&["plugin", "add", "taskie@taskie"]);
+        c.trust_the_hook();
+        c
+    }
+
+    fn command(&self, args: &[&str]) -> Command {
+        let mut cmd = Command::new(bin("codex"));
+        cmd.args(args)
+            .env_clear()
+            .env("HOME", &self.home)
+            .env("CODEX_HOME", &self.codex_home)
+            .env("PATH", &self.path)
+            .env("SHELL", "/bin/sh")
+            .env("TASKIE_FAKE_OPENAI_KEY", "dummy");
+        cmd
+    }
+
+    fn ok(&self, args: &[&str]) -> String {
+        let out = self.command(args).output().unwrap();
+        assert!(
+            out.status.success(),
+            "codex {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// What Codex's `/hooks` screen does when the user trusts the hook: the hook's key and
+    /// current hash (as `hooks/list` reports them) into config.toml.
+    fn trust_the_hook(&self) {
+        let requests = [
+            json!({"jsonrpc":"2.0","id":1,"method":"initialize","params":{"clientInfo":{"name":"taskie-test","version":"1"}}}),
+            json!({"jsonrpc":"2.0","method":"initialized"}),
+            json!({"jsonrpc":"2.0","id":2,"method":"hooks/list","params":{"cwds":[self.home]}}),
+        ];
+        let mut child = self
+            .command(&["app-server"])
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let mut stdin = child.stdin.take().unwrap();
+        let stdout = child.stdout.take().unwrap();
+        use std::io::{BufRead, Write};
+        for r in &requests {
+            writeln!(stdin, "{r}").unwrap();
+        }
+        let mut hook = None;
+        for line in std::io::BufReader::new(stdout).lines().take(200) {
+            let v: Value = serde_json::from_str(&line.unwrap()).unwrap_or_default();
+            if v["id"] == 2 {
+                hook = v["result"]["data"][0]["hooks"]
+                    .as_array()
+                    .and_then(|h| h.iter().find(|h| h["pluginId"] == "taskie@taskie"))
+                    .cloned();
+                break;
+            }
+        }
+        drop(stdin);
+        let _ = child.kill();
+        let _ = child.wait();
+        let hook = hook.expect("codex lists Taskie's plugin hook");
+        assert_eq!(hook["eventName"], "stop", "{hook}");
+        assert_eq!(hook["trustStatus"], "untrusted", "{hook}");
+        // `currentHash` is "<hash of the hook's entry>/<hash of the command's file>"; Codex
+        // keeps them as two fields.
+        let (entry, content) = hook["currentHash"]
+            .as_str()
+            .unwrap()
+            .split_once('/')
+            .expect("two hashes");
+        let config = self.codex_home.join("config.toml");
+        let mut text = std::fs::read_to_string(&config).unwrap();
+        text.push_str(&format!(
+            "\n[hooks.state.\"{}\"]\ntrusted_hash = \"{entry}\"\ntrusted_content_hash = \"{content}\"\n",
+            hook["key"].as_str().unwrap(),
+        ));
+        std::fs::write(config, text).unwrap();
+    }
+
+    /// One `codex exec` turn in `dir`, bounded in time; its exit status and stderr.
+    fn exec(&self, dir: &Path, prompt: &str) -> (std::process::ExitStatus, String) {
+        let err = self.home.join("exec.stderr");
+        let mut cmd = self.command(&[
+            "exec",
+            "--skip-git-repo-check",
+            "--dangerously-bypass-approvals-and-sandbox",
+            prompt,
+        ]);
+        cmd.current_dir(dir)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::fs::File::create(self.home.join("exec.stdout")).unwrap())
+            .stderr(std::fs::File::create(&err).unwrap());
+        let mut child = cmd.spawn().unwrap();
+        let deadline = Instant::now() + Duration::from_secs(300);
+        let status = loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                break status;
+            }
+            if Instant::now() > deadline {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!(
+                    "codex exec did not finish within 300 s: {}",
+                    std::fs::read_to_string(&err).unwrap_or_default()
+                );
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        };
+        let out = std::fs::read_to_string(self.home.join("exec.stdout")).unwrap_or_default();
+        (
+            status,
+            out + &std::fs::read_to_string(&err).unwrap_or_default(),
+        )
+    }
+}
+
+fn plan_with_codex_reviewer(extra: Value) -> Project {
+    let mut state = crate::support::due("plan-review");
+    state["reviewers"] = json!(["codex:gpt-5-codex"]);
+    for (k, v) in extra.as_object().unwrap() {
+        state[k] = v.clone();
+    }
+    Project::new().plan("p").state(state)
+}
+
+#[test]
+fn under_the_real_codex_a_whole_review_loop_runs_fail_post_review_pass_pass_allow() {
+    let script = Arc::new(Mutex::new(Script::default()));
+    let s = script.clone();
+    let api = FakeOpenAi::start(move |r| model(r, &s, &["FAIL", "PASS", "PASS"])).unwrap();
+    let codex = Codex::install(&api);
+    let p = plan_with_codex_reviewer(json!({}));
+    let (status, stderr) = codex.exec(&p.root(), "Work on the Taskie plan.");
+    let stderr = format!("{stderr}\nevents: {:?}", p.events());
+    let s = script.lock().unwrap();
+    assert_eq!(s.verdicts, ["FAIL", "PASS", "PASS"], "{stderr}");
+    assert_eq!(
+        s.wrote,
+        [
+            ".taskie/plans/p/plan-post-review-1.md",
+            ".taskie/plans/p/plan-post-review-2.md"
+        ],
+        "{stderr}"
+    );
+    assert!(p.exists("plan-post-review-1.md") && p.exists("plan-post-review-2.md"));
+    // The model was told what to do in a form it can act on.
+    let first = &s.prompts[0];
+    assert!(!first.contains("/taskie:"), "{first}");
+    assert!(
+        first.contains("/actions/post-plan-review.md"),
+        "the instructions by path: {first}"
+    );
+    let state = p.state_json();
+    assert_eq!(state["next_phase"], "create-tasks", "{state}");
+    assert!(status.success(), "{stderr}");
+    // The session that ran the reviews is bound by Codex's thread id.
+    let bound: Vec<String> = std::fs::read_dir(p.root().join(".taskie/sessions"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".json"))
+        .collect();
+    assert_eq!(bound.len(), 1, "{bound:?}");
+}
+
+#[test]
+fn under_the_real_codex_the_block_cap_ends_an_endless_fail_loop() {
+    let script = Arc::new(Mutex::new(Script::default()));
+    let s = script.clone();
+    let api = FakeOpenAi::start(move |r| model(r, &s, &[])).unwrap();
+    let codex = Codex::install(&api);
+    let p = plan_with_codex_reviewer(json!({"max_reviews": 30}));
+    let (status, stderr) = codex.exec(&p.root(), "Work on the Taskie plan.");
+    let s = script.lock().unwrap();
+    // Eight blocks (the default cap), the ninth review's block is not sent.
+    assert_eq!(s.verdicts.len(), 9, "{stderr}");
+    assert_eq!(s.prompts.len(), 8, "{stderr}");
+    let last = p.last_event();
+    assert_eq!(
+        (&last["outcome"], &last["block_cap"]),
+        (&json!("allow"), &json!(8))
+    );
+    assert!(status.success(), "{stderr}");
+}
+
+#[test]
+fn the_claude_plugin_still_validates_and_provides_exactly_one_hook_and_no_skill() {
+    let h = home();
+    let src = h.path().join("taskie");
+    checkout(&src);
+    let out = Command::new(crate::support::claude_cli::binary())
+        .args(["plugin", "validate"])
+        .arg(&src)
+        .env("HOME", h.path())
+        .output()
+        .unwrap();
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{text}");
+    assert!(text.contains("Validation passed"), "{text}");
+    let hooks: Vec<&str> = text
+        .lines()
+        .filter(|l| l.contains("❯ hooks: ") && !l.contains("unknown hook event"))
+        .collect();
+    assert_eq!(hooks.len(), 1, "{text}");
+    assert!(hooks[0].contains("Stop command"), "{text}");
+    assert_eq!(text.matches("❯ commands: taskie:").count(), 18, "{text}");
+    assert!(
+        !text.contains("skills:"),
+        "the Codex skills stay Codex's: {text}"
+    );
+}
+
+#[test]
+fn under_the_real_codex_a_second_session_in_the_same_repository_is_isolated() {
+    let script = Arc::new(Mutex::new(Script::default()));
+    let s = script.clone();
+    let api = FakeOpenAi::start(move |r| model(r, &s, &["PASS", "PASS"])).unwrap();
+    let codex = Codex::install(&api);
+    // One clean review is missing in each plan: one PASS ends its cycle.
+    let mut state = crate::support::due("plan-review");
+    state["reviewers"] = json!(["codex:gpt-5-codex"]);
+    state["consecutive_clean"] = json!(1);
+    let p = Project::new()
+        .plan("b")
+        .state(state.clone())
+        .plan("a")
+        .state(state);
+    let (status, out) = codex.exec(&p.root(), "Run: taskie continue-plan --plan a");
+    assert!(status.success(), "{out}");
+    assert_eq!(p.last_event()["plan"], "a", "{out}");
+    // Plan a is now the most recently modified; the second session works on b.
+    let (status, out) = codex.exec(&p.root(), "Run: taskie continue-plan --plan b");
+    assert!(status.success(), "{out}");
+    let reviewed: Vec<Value> = p
+        .events()
+        .into_iter()
+        .filter(|e| e["verdict"].is_string())
+        .map(|e| e["plan"].clone())
+        .collect();
+    assert_eq!(
+        reviewed,
+        [json!("a"), json!("b")],
+        "each session reviewed its own plan only"
+    );
+    let mut bindings: Vec<String> = std::fs::read_dir(p.root().join(".taskie/sessions"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .map(|p| std::fs::read_to_string(p).unwrap())
+        .map(|t| {
+            serde_json::from_str::<Value>(&t).unwrap()["plan"]
+                .as_str()
+                .unwrap()
+                .to_owned()
+        })
+        .collect();
+    bindings.sort();
+    assert_eq!(
+        bindings,
+        ["a", "b"],
+        "two Codex threads, each bound to its plan"
+    );
+}
+
+// Gemini CLI as the agent.
+
+/// The Gemini model: the agent (its conversation starts with the user's prompt) writes the
+/// post-review a hook message names with `run_shell_command`; anything else is the reviewer
+/// (the next verdict) or a helper call of the CLI.
+fn gemini_model(
+    req: &Request,
+    script: &Mutex<Script>,
+    verdicts: &[&'static str],
+    prompt: &str,
+) -> fake_gemini::Reply {
+    let text = |t: &str| fake_gemini::Reply::Text {
+        text: t.to_owned(),
+        prompt_tokens: 100,
+        output_tokens: 10,
+    };
+    let Some(body) = req.json() else {
+        return text("");
+    };
+    if !req.path.contains(":streamGenerateContent") {
+        // The CLI's own helper calls (next speaker, …): the user speaks next.
+        return text(r#"{"reasoning": "The model finished.", "next_speaker": "user"}"#);
+    }
+    let contents = body["contents"].as_array().cloned().unwrap_or_default();
+    let texts = |c: &Value| -> String {
+        c["parts"]
+            .as_array()
+            .map(|p| {
+                p.iter()
+                    .filter_map(|p| p["text"].as_str())
+                    .collect::<Vec<_>>()
+                    .join("\n")
+            })
+            .unwrap_or_default()
+    };
+    let is_agent = contents.iter().any(|c| texts(c).contains(prompt));
+    let mut s = script.lock().unwrap();
+    if !is_agent {
+        let v = verdicts.get(s.verdicts.len()).copied().unwrap_or("FAIL");
+        s.verdicts.push(v);
+        return text(&format!(
+            "## Review\n\nThe reviewer read the plan.\n\n## Findings\n\n{}\n\nVERDICT: {v}",
+            if v == "FAIL" {
+                "- Say which file holds the config"
+            } else {
+                "None."
+            }
+        ));
+    }
+    let last = contents.last().cloned().unwrap_or_default();
+    let answered_tool = last["parts"]
+        .as_array()
+        .is_some_and(|p| p.iter().any(|p| p.get("functionResponse").is_some()));
+    if answered_tool {
+        return text("Done: the post-review is written.");
+    }
+    let said = texts(&last);
+    let Some(post) = post_review_named_in(&said) else {
+        return text("Nothing to do.");
+    };
+    s.prompts.push(said.clone());
+    s.wrote.push(post.clone());
+    fake_gemini::Reply::Parts(vec![json!({"functionCall": {
+        "name": "run_shell_command",
+        "args": {"command": format!("printf 'Addressed every finding.\\n' > '{post}'"),
+                 "description": "Write the post-review"}}})])
+}
+
+/// A user's Gemini CLI with Taskie installed as the README says, pointed at `api`.
+struct Gemini {
+    _home: tempfile::TempDir,
+    home: PathBuf,
+    path: String,
+    base_url: String,
+}
+
+impl Gemini {
+    fn install(api: &FakeGemini) -> Gemini {
+        let h = home();
+        let home = h.path().to_path_buf();
+        let dir = home.join(".gemini");
+        std::fs::create_dir_all(&dir).unwrap();
+        std::fs::create_dir_all(home.join("tmp")).unwrap();
+        std::fs::write(
+            dir.join("settings.json"),
+            json!({"security":{"auth":{"selectedType":"gemini-api-key"}},
+                   "privacy":{"usageStatisticsEnabled":false},"telemetry":{"enabled":false},
+                   "general":{"enableAutoUpdate":false,"enableAutoUpdateNotification":false,"maxAttempts":1}})
+            .to_string(),
+        )
+        .unwrap();
+        let src = home.join("src/taskie");
+        checkout(&src);
+        let path = install_binaries(&home);
+        std::os::unix::fs::symlink(bin("gemini"), home.join(".cargo/bin/gemini")).unwrap();
+        let g = Gemini {
+            _home: h,
+            home,
+            path,
+            base_url: api.base_url(),
+        };
+        // README: gemini extensions install <checkout> (--consent confirms ahead); Gemini
+        // asks whether the user trusts the checkout's folder, and the user says yes.
+        let mut install = g.command(&["extensions", "install", src.to_str().unwrap(), "--consent"]);
+        let mut child = install
+            .stdin(std::process::Stdio::piped())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        {
+            use std::io::Write;
+            let _ = child.stdin.take().unwrap().write_all(b"y\n");
+        }
+        let out = child.wait_with_output().unwrap();
+        assert!(
+            out.status.success(),
+            "gemini extensions install: {}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        g
+    }
+
+    fn command(&self, args: &[&str]) -> Command {
+        let mut cmd = Command::new(bin("gemini"));
+        cmd.args(args)
+            .env_clear()
+            .env("HOME", &self.home)
+            .env("GEMINI_CLI_HOME", &self.home)
+            .env("TMPDIR", self.home.join("tmp"))
+            .env("PATH", &self.path)
+            .env("SHELL", "/bin/sh")
+            .env("GOOGLE_GEMINI_BASE_URL", &self.base_url)
+            .env("GEMINI_API_KEY", "dummy");
+        cmd
+    }
+
+    /// One headless turn in `dir`, bounded in time; exit status and output.
+    fn run(&self, dir: &Path, prompt: &str) -> (std::process::ExitStatus, String) {
+        let out = self.home.join("run.out");
+        let mut cmd = self.command(&["-p", prompt, "--yolo", "--skip-trust"]);
+        cmd.current_dir(dir)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::fs::File::create(&out).unwrap())
+            .stderr(std::fs::File::create(self.home.join("run.err")).unwrap());
+        let mut child = cmd.spawn().unwrap();
+        let deadline = Instant::now() + Duration::from_secs(300);
+        let status = loop {
+            if let Some(status) = child.try_wait().unwrap() {
+                break status;
+            }
+            if Instant::now() > deadline {
+                let _ = child.kill();
+                let _ = child.wait();
+                panic!(
+                    "gemini did not finish within 300 s: {}",
+                    std::fs::read_to_string(self.home.join("run.err")).unwrap_or_default()
+                );
+            }
+            std::thread::sleep(Duration::from_millis(100));
+        };
+        let text = std::fs::read_to_string(&out).unwrap_or_default()
+            + &std::fs::read_to_string(self.home.join("run.err")).unwrap_or_default();
+        (status, text)
+    }
+}
+
+const GEMINI_PROMPT: &str = "Work on the Taskie plan.";
+
+fn plan_with_gemini_reviewer(extra: Value) -> Project {
+    let mut state = crate::support::due("plan-review");
+    state["reviewers"] = json!(["gemini:gemini-2.5-pro"]);
+    for (k, v) in extra.as_object().unwrap() {
+        state[k] = v.clone();
+    }
+    Project::new().plan("p").state(state)
+}
+
+#[test]
+fn under_the_real_gemini_a_whole_review_loop_runs_fail_post_review_pass_pass_allow() {
+    let script = Arc::new(Mutex::new(Script::default()));
+    let s = script.clone();
+    let api =
+        FakeGemini::start(move |r| gemini_model(r, &s, &["FAIL", "PASS", "PASS"], GEMINI_PROMPT))
+            .unwrap();
+    let gemini = Gemini::install(&api);
+    let p = plan_with_gemini_reviewer(json!({}));
+    let (status, out) = gemini.run(&p.root(), GEMINI_PROMPT);
+    let s = script.lock().unwrap();
+    assert_eq!(s.verdicts, ["FAIL", "PASS", "PASS"], "{out}");
+    assert_eq!(
+        s.wrote,
+        [
+            ".taskie/plans/p/plan-post-review-1.md",
+            ".taskie/plans/p/plan-post-review-2.md"
+        ],
+        "{out}"
+    );
+    let first = &s.prompts[0];
+    assert!(!first.contains("/taskie:"), "{first}");
+    assert!(first.contains("/actions/post-plan-review.md"), "{first}");
+    assert_eq!(p.state_json()["next_phase"], "create-tasks", "{out}");
+    assert!(status.success(), "{out}");
+}
+
+#[test]
+fn under_the_real_gemini_the_block_cap_ends_an_endless_fail_loop() {
+    let script = Arc::new(Mutex::new(Script::default()));
+    let s = script.clone();
+    let api = FakeGemini::start(move |r| gemini_model(r, &s, &[], GEMINI_PROMPT)).unwrap();
+    let gemini = Gemini::install(&api);
+    let p = plan_with_gemini_reviewer(json!({"max_reviews": 30}));
+    let (status, out) = gemini.run(&p.root(), GEMINI_PROMPT);
+    let s = script.lock().unwrap();
+    assert_eq!(s.verdicts.len(), 9, "{out}");
+    assert_eq!(s.prompts.len(), 8, "{out}");
+    let last = p.last_event();
+    assert_eq!(
+        (&last["outcome"], &last["block_cap"]),
+        (&json!("allow"), &json!(8))
+    );
+    assert!(status.success(), "{out}");
+}
