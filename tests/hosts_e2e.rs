@@ -197,7 +197,7 @@ impl Codex {
             codex_home.join("config.toml"),
             format!(
                 "model = \"gpt-5-codex\"\nmodel_provider = \"taskie_fake\"\n[analytics]\nenabled = false\n\
-                 [features]\nremote_plugin = false\nrecommended_plugins = false\n\
+                 [features]\nremote_plugin = false\nrecommended_plugins = false\nplugin_sharing = false\n\
                  [model_providers.taskie_fake]\nname = \"taskie-fake\"\nbase_url = \"{}\"\n\
                  env_key = \"TASKIE_FAKE_OPENAI_KEY\"\nwire_api = \"responses\"\nrequest_max_retries = 0\n\
                  stream_max_retries = 0\n",
@@ -228,7 +228,12 @@ impl Codex {
             .env("CODEX_HOME", &self.codex_home)
             .env("PATH", &self.path)
             .env("SHELL", "/bin/sh")
-            .env("TASKIE_FAKE_OPENAI_KEY", "dummy");
+            .env("TASKIE_FAKE_OPENAI_KEY", "dummy")
+            // With plugins on, codex refreshes OpenAI's curated plugin repository with
+            // `git ls-remote https://github.com/…`: send that to a closed loopback port.
+            .env("GIT_CONFIG_COUNT", "1")
+            .env("GIT_CONFIG_KEY_0", "url.http://127.0.0.1:9/.insteadOf")
+            .env("GIT_CONFIG_VALUE_0", "https://github.com/");
         cmd
     }
 

@@ -715,6 +715,24 @@ fn the_plans_spend_survives_the_event_log_and_failed_attempts_count_in_cost_only
     p.run_taskie(&["validate"]).ok();
 }
 
+/// A plan an older taskie ran (a log, no ledger, no budget): its first stop builds the
+/// ledger from the log once; from then on `taskie status` reads the ledger, not the log
+/// (so it costs the same at any log size, and later log lines change nothing).
+#[test]
+fn a_plan_without_a_ledger_gets_one_at_its_first_stop_and_status_stops_reading_the_log() {
+    // No review is due: the stop itself runs no reviewer.
+    let p = plan_review(json!({"phase": "plan-review", "next_phase": "create-tasks",
+        "phase_iteration": 2, "consecutive_clean": 2}));
+    logged_costs(&p, &["0.5", "0.25"]);
+    assert!(!p.exists("spend.json"));
+    p.stop();
+    assert!(p.exists("spend.json"), "built at the first stop");
+    logged_costs(&p, &["99", "99"]);
+    let v = p.taskie_json(&["status", "--json"]);
+    assert_eq!(p.reviewer_calls(), 0);
+    assert_eq!(v["spend"]["plan"]["cost_usd"], json!(0.75), "{v}");
+}
+
 #[test]
 fn init_with_a_zero_budget_says_the_next_stop_is_a_hard_stop() {
     let p = Project::new().plan("p");

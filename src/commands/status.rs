@@ -644,9 +644,10 @@ pub fn run(
                         .filter(|v| v.iteration <= k)
                         .map(|v| (v.iteration, v.verdict.clone()))
                         .collect(),
-                    // A cycle an older taskie ran: its verdicts are only in the log.
+                    // A cycle an older taskie ran: its verdicts are only in the log, of
+                    // which only the end is read (status costs the same at any log size).
                     None => event_log::cycle_verdicts(
-                        &event_log::history(&logs, &target.plan, r.name()),
+                        &event_log::recent_history(&logs, &target.plan, r.name()),
                         k,
                     ),
                 };

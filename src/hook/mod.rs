@@ -280,10 +280,10 @@ fn run_plan(event: &Event, project: &Project, plan: String, host: &Host) -> Fini
     };
     let mut facts = gathered.facts();
     facts.host = host;
-    // A budgeted plan an older taskie ran has no ledger yet, so its spend was added up
-    // from the event log: keep that once, so no later stop reads the log again.
-    if let Ok(Some(s)) = &gathered.state
-        && s.max_cost_usd.is_some()
+    // A plan an older taskie ran has no ledger yet, so its spend (for a budget, and for
+    // `taskie status`) would be added up from the event log: do that once, here, so no
+    // later stop or status reads the log again.
+    if let Ok(Some(_)) = &gathered.state
         && std::fs::symlink_metadata(dir.join(SPEND_FILE)).is_err()
     {
         let ledger = snapshot::ledger(&dir, &plan);
@@ -420,8 +420,22 @@ pub fn hard_stop(
     write: bool,
 ) -> Outcome {
     let logs = project.logs();
-    let history = event_log::history(&logs, f.plan, stop.review.name());
-    let verdicts = event_log::cycle_verdicts(&history, stop.iterations);
+    // The cycle's verdicts from the ledger; a cycle an older taskie ran has them only in
+    // the log, of which the end is read: a stop costs the same at any log size.
+    let verdicts = snapshot::ledger_file(&project.plan_dir(f.plan))
+        .and_then(|l| l.cycle)
+        .filter(|c| c.review == stop.review.name() && c.task == stop.task)
+        .map(|c| {
+            c.verdicts
+                .into_iter()
+                .filter(|v| v.iteration <= stop.iterations)
+                .map(|v| (v.iteration, v.verdict))
+                .collect()
+        })
+        .unwrap_or_else(|| {
+            let history = event_log::recent_history(&logs, f.plan, stop.review.name());
+            event_log::cycle_verdicts(&history, stop.iterations)
+        });
     let last = stop.last_review.as_ref().and_then(|name| {
         let path = project.plan_dir(f.plan).join(name);
         let bytes =

@@ -182,12 +182,55 @@ fn open_append(path: &Path) -> io::Result<(std::fs::File, u64)> {
     fs::open_regular_sized(path, fs::Open::Append)
 }
 
-/// The records of one plan's review `review`, oldest first, from both log generations.
-/// A log that is not a regular file, or far past the rotation size, is skipped.
-pub fn history(logs: &Path, plan: &str, review: &str) -> Vec<Logged> {
-    records(logs, plan)
-        .filter(|r| r.review.as_deref() == Some(review))
+/// How much of the end of the log [`recent_history`] reads: hundreds of records, far more
+/// than one cycle's reviews, and a constant cost whatever the size of the log.
+pub const RECENT_BYTES: u64 = 256 * 1024;
+
+/// The records of one plan's review `review`, oldest first, from the newest
+/// [`RECENT_BYTES`] of the log only (both generations counted together), for the texts
+/// that show a cycle's verdicts: reading them costs the same at any log size. A cycle
+/// older than that window shows without verdicts.
+pub fn recent_history(logs: &Path, plan: &str, review: &str) -> Vec<Logged> {
+    let current = tail(&logs.join(FILE), RECENT_BYTES);
+    let left = RECENT_BYTES.saturating_sub(current.len() as u64);
+    let older = if left > 0 {
+        tail(&logs.join(format!("{FILE}.1")), left)
+    } else {
+        Vec::new()
+    };
+    [older, current]
+        .iter()
+        .flat_map(|bytes| {
+            String::from_utf8_lossy(bytes)
+                .lines()
+                .filter_map(|l| serde_json::from_str::<Logged>(l).ok())
+                .filter(|r| r.plan == plan && r.review.as_deref() == Some(review))
+                .collect::<Vec<_>>()
+        })
         .collect()
+}
+
+/// The last `n` bytes of a regular file, from the first whole line in them; nothing when
+/// the file is missing or not a regular file.
+fn tail(path: &Path, n: u64) -> Vec<u8> {
+    use std::io::{Read, Seek, SeekFrom};
+    let Ok((mut file, len)) = fs::open_regular_sized(path, fs::Open::Read) else {
+        return Vec::new();
+    };
+    let start = len.saturating_sub(n);
+    let mut bytes = Vec::new();
+    if file.seek(SeekFrom::Start(start)).is_err() || file.take(n).read_to_end(&mut bytes).is_err() {
+        return Vec::new();
+    }
+    if start > 0 {
+        // Cut inside a line: drop its end.
+        let first = bytes
+            .iter()
+            .position(|b| *b == b'\n')
+            .map_or(bytes.len(), |i| i + 1);
+        bytes.drain(..first);
+    }
+    bytes
 }
 
 /// The records of one plan, oldest first, from both log generations.
@@ -244,6 +287,33 @@ mod tests {
             verdict: Some(v.into()),
             ..Logged::default()
         }
+    }
+
+    #[test]
+    fn recent_history_reads_only_the_end_of_the_log_across_both_generations() {
+        let dir = tempfile::tempdir().unwrap();
+        let row = |plan: &str, i: u64, v: &str| {
+            format!(
+                "{{\"ts\":\"t\",\"plan\":\"{plan}\",\"path\":\"review-blocked\",\"review\":\"plan-review\",\"iteration\":{i},\"verdict\":\"{v}\"}}\n"
+            )
+        };
+        // An old record far back in .1, then filler past the window, then the cycle:
+        // review 1 in .1 and review 2 in the current log.
+        let mut older = row("p", 9, "PASS");
+        older.push_str(&row("other", 1, "FAIL").repeat((RECENT_BYTES / 80) as usize * 2));
+        older.push_str(&row("p", 1, "FAIL"));
+        std::fs::write(dir.path().join(format!("{FILE}.1")), older).unwrap();
+        std::fs::write(dir.path().join(FILE), row("p", 2, "PASS")).unwrap();
+        let h = recent_history(dir.path(), "p", "plan-review");
+        let got: Vec<(Option<u64>, Option<&str>)> = h
+            .iter()
+            .map(|r| (r.iteration, r.verdict.as_deref()))
+            .collect();
+        assert_eq!(got, [(Some(1), Some("FAIL")), (Some(2), Some("PASS"))]);
+        assert_eq!(
+            recent_history(&dir.path().join("none"), "p", "plan-review").len(),
+            0
+        );
     }
 
     #[test]
@@ -312,7 +382,7 @@ mod tests {
         let text = std::fs::read_to_string(dir.path().join(FILE)).unwrap();
         let v: serde_json::Value = serde_json::from_str(text.trim()).unwrap();
         assert_eq!(v["path"], "no-review-due");
-        assert_eq!(history(dir.path(), "p", "plan-review").len(), 1);
+        assert_eq!(recent_history(dir.path(), "p", "plan-review").len(), 1);
 
         let f = std::fs::OpenOptions::new()
             .append(true)

@@ -125,17 +125,22 @@ fn plan_spent_usd(dir: &Path, plan: &str) -> f64 {
 /// A ledger that cannot be read or parsed is rebuilt the same way: never a reason to
 /// count less than was spent.
 pub fn ledger(dir: &Path, plan: &str) -> Ledger {
-    let read = read_regular(&dir.join(SPEND_FILE), PLAN_FILE_LIMIT)
-        .ok()
-        .flatten()
-        .and_then(|bytes| Ledger::parse(&bytes));
-    read.unwrap_or_else(|| match dir.parent().and_then(Path::parent) {
+    ledger_file(dir).unwrap_or_else(|| match dir.parent().and_then(Path::parent) {
         Some(taskie) => Ledger::from_runs(&crate::store::event_log::spend_runs(
             &taskie.join("logs"),
             plan,
         )),
         None => Ledger::default(),
     })
+}
+
+/// `spend.json` of the plan directory `dir` as it is, `None` when it is missing or
+/// unreadable (never rebuilt from the log: for the texts that can do without it).
+pub fn ledger_file(dir: &Path) -> Option<Ledger> {
+    read_regular(&dir.join(SPEND_FILE), PLAN_FILE_LIMIT)
+        .ok()
+        .flatten()
+        .and_then(|bytes| Ledger::parse(&bytes))
 }
 
 /// state.json: `Ok(None)` when there is none.
