@@ -401,3 +401,24 @@ fn every_source_file_has_its_place_in_architecture_md() {
         "not in docs/architecture.md: {missing:?}"
     );
 }
+
+/// The test support hides no dead code: an unused helper is deleted, not allowed.
+#[test]
+fn the_test_support_allows_no_dead_code() {
+    let mut files = Vec::new();
+    rust_files(
+        &Path::new(env!("CARGO_MANIFEST_DIR")).join("tests"),
+        &mut files,
+    );
+    let allowing: Vec<String> = files
+        .iter()
+        .filter(|f| {
+            std::fs::read_to_string(f).unwrap().lines().any(|l| {
+                l.trim_start().starts_with("#![allow(dead_code)]")
+                    || l.trim_start().starts_with("#[allow(dead_code)]")
+            })
+        })
+        .map(|f| f.display().to_string())
+        .collect();
+    assert!(allowing.is_empty(), "{allowing:?}");
+}

@@ -59,8 +59,6 @@ pub struct CliResult {
     pub subtype: String,
     pub is_error: bool,
     pub session_id: String,
-    #[serde(default)]
-    pub result: String,
 }
 
 /// A HOME in which the plugin is installed as the README says: `claude plugin marketplace

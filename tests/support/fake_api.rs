@@ -15,7 +15,6 @@
 //! Content-Length body, and honours HTTP errors with its own retry policy.
 
 // A test uses only part of this API.
-#![allow(dead_code)]
 
 use super::http::{self, Response};
 use serde::{Deserialize, Serialize};
@@ -85,7 +84,6 @@ pub struct Tool {
 /// One tool result of the conversation.
 #[derive(Debug, Clone)]
 pub struct ToolResult {
-    pub tool_use_id: String,
     pub text: String,
     pub is_error: bool,
 }
@@ -162,11 +160,8 @@ impl Request {
         let blocks = self.messages.iter().flat_map(|m| m.content.blocks());
         let results = blocks.filter_map(|b| match b {
             Block::ToolResult {
-                tool_use_id,
-                content,
-                is_error,
+                content, is_error, ..
             } => Some(ToolResult {
-                tool_use_id: tool_use_id.clone(),
                 text: content.as_ref().map(|c| c.text(true)).unwrap_or_default(),
                 is_error: *is_error,
             }),
@@ -259,10 +254,6 @@ impl Reply {
 #[derive(Debug, Clone)]
 pub struct Recorded {
     pub method: String,
-    /// Path and query, e.g. `/v1/messages?beta=true`.
-    pub path: String,
-    /// Names lower-cased.
-    pub headers: Vec<(String, String)>,
     pub body: String,
     /// The parsed body, for `/v1/messages` only.
     pub messages: Option<Request>,
@@ -303,8 +294,6 @@ fn serve(
 ) -> Response {
     let mut rec = Recorded {
         method: raw.method.clone(),
-        path: raw.path.clone(),
-        headers: raw.headers.clone(),
         body: String::from_utf8_lossy(&raw.body).into_owned(),
         messages: None,
         status: 0,

@@ -33,10 +33,6 @@ pub enum Reply {
     /// A model answer made of these `parts` (e.g. a `functionCall`, to drive the CLI as
     /// an agent), streamed like `Text`.
     Parts(Vec<Value>),
-    /// An HTTP error with Google's error envelope, e.g. 500 or 429.
-    Error { status: u16, message: String },
-    /// Any JSON body with a status.
-    Json { status: u16, body: Value },
 }
 
 pub struct FakeGemini {
@@ -107,17 +103,5 @@ fn respond(req: &Request, n: u64, reply: Reply) -> Response {
                 Response::json(200, &answer)
             }
         }
-        Reply::Error { status, message } => {
-            // Google's envelope; the CLI shows `error.message` and keys retries on `code`.
-            let kind = match status {
-                429 => "RESOURCE_EXHAUSTED",
-                400 => "INVALID_ARGUMENT",
-                503 => "UNAVAILABLE",
-                _ => "INTERNAL",
-            };
-            let body = json!({"error": {"code": status, "message": message, "status": kind}});
-            Response::json(status, &body)
-        }
-        Reply::Json { status, body } => Response::json(status, &body),
     }
 }

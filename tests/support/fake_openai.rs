@@ -29,8 +29,6 @@ pub enum Reply {
         input_tokens: u64,
         output_tokens: u64,
     },
-    /// An HTTP error with OpenAI's error envelope, e.g. 500 or 429.
-    Error { status: u16, message: String },
     /// Any JSON body with a status (e.g. for GET /v1/models).
     Json { status: u16, body: Value },
 }
@@ -82,16 +80,6 @@ fn respond(n: u64, reply: Reply) -> Response {
             input_tokens,
             output_tokens,
         } => sse(n, items, input_tokens, output_tokens),
-        Reply::Error { status, message } => {
-            // OpenAI's envelope; codex quotes `error.message` in its own error text.
-            let kind = if status == 429 {
-                "rate_limit_exceeded"
-            } else {
-                "server_error"
-            };
-            let body = json!({"error": {"message": message, "type": kind, "code": kind}});
-            Response::json(status, &body)
-        }
         Reply::Json { status, body } => Response::json(status, &body),
     }
 }

@@ -16,7 +16,6 @@
 //!   joins every thread.
 
 // A test uses only part of this API.
-#![allow(dead_code)]
 
 use serde::Serialize;
 use serde_json::Value;
@@ -40,20 +39,10 @@ pub struct Request {
     pub method: String,
     /// Path including any query string, e.g. `/v1/messages?beta=true`.
     pub path: String,
-    /// Header names lower-cased.
-    pub headers: Vec<(String, String)>,
     pub body: Vec<u8>,
 }
 
 impl Request {
-    pub fn header(&self, name: &str) -> Option<&str> {
-        let name = name.to_ascii_lowercase();
-        self.headers
-            .iter()
-            .find(|(k, _)| *k == name)
-            .map(|(_, v)| v.as_str())
-    }
-
     /// The body as JSON, when it is JSON.
     pub fn json(&self) -> Option<Value> {
         serde_json::from_slice(&self.body).ok()
@@ -253,12 +242,7 @@ fn read_request(stream: &mut TcpStream) -> io::Result<Request> {
         rest.truncate(len);
         rest
     };
-    Ok(Request {
-        method,
-        path,
-        headers,
-        body,
-    })
+    Ok(Request { method, path, body })
 }
 
 fn decode_chunked(mut data: &[u8]) -> Vec<u8> {

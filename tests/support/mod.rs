@@ -1,6 +1,5 @@
 //! The shared builder for integration tests: a real temporary project, the real
 //! binaries, and a fake reviewer script selected through `TASKIE_REVIEWER`.
-#![allow(dead_code)]
 
 pub mod claude_cli;
 pub mod claude_user;
@@ -117,10 +116,6 @@ impl Project {
 
     pub fn root(&self) -> PathBuf {
         self.tmp.path().join("project")
-    }
-
-    pub fn plan_id(&self) -> &str {
-        &self.plan
     }
 
     pub fn plan_dir(&self) -> PathBuf {

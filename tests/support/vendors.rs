@@ -163,10 +163,6 @@ impl Project {
         self
     }
 
-    pub fn set_codex(&self, fake: &Vendor) {
-        self.install("fake-codex", &fake.codex_script());
-    }
-
     fn install(&self, name: &str, script: &str) {
         crate::support::write_executable(&self.reviewer_dir().join(name), script);
     }
