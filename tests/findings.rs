@@ -90,3 +90,28 @@ fn a_finding_the_agent_will_not_fix_is_counted_as_dismissed_and_not_open() {
     // Only what review 2 raised is open.
     assert_eq!(j["findings"]["open"], j["reviews"][1]["new_findings"]);
 }
+
+#[test]
+fn taskie_mark_post_review_reports_the_ids_it_leaves_unanswered() {
+    let p = Project::new().plan("p").state(due("plan-review")).reviewer(
+        &Fake::fail().file(None).shape(Shape::Review {
+            verdict: "FAIL",
+            summary: "Two problems.",
+            findings: &["Step 2 has no test", "The name is unclear"],
+        }),
+    );
+    p.stop();
+    std::fs::write(
+        p.plan_dir().join("plan-post-review-1.md"),
+        "F1: fixed — added the test\n",
+    )
+    .unwrap();
+    let out = p.run_taskie(&["mark", "post-plan-review"]).ok().to_string();
+    assert!(
+        out.contains(
+            "plan-post-review-1.md does not answer F2 by id: the findings ledger keeps it open."
+        ),
+        "{out}"
+    );
+    assert_eq!(p.state_json()["next_phase"], "plan-review");
+}

@@ -390,7 +390,34 @@ pub fn run(
     }
     inv.bind(&target);
     writeln!(out, "{}", marked.message)?;
+    if let Mark::Post(r) = mark
+        && let Some(note) = unanswered_note(&target.dir(), r, &state)
+    {
+        writeln!(out, "{note}")?;
+    }
     Ok(())
+}
+
+/// SPEC §21: the open findings the post-review of `r` (at the state's iteration) leaves
+/// unanswered by id, as a note; `None` when it answers them all (or there is no ledger).
+/// The hook records the answers when it runs the next review.
+fn unanswered_note(dir: &std::path::Path, r: Review, s: &State) -> Option<String> {
+    let n = s.phase_iteration.filter(|n| *n >= 1)?;
+    let task = s.current_task.filter(|_| r == Review::Code);
+    let post = crate::model::plan_file::post_file(r, n, task)?;
+    let text = crate::store::fs::read_regular(&dir.join(&post), crate::store::fs::PLAN_FILE_LIMIT)
+        .ok()
+        .flatten()?;
+    let mut ledger = crate::store::snapshot::findings(dir);
+    let unanswered = ledger.record_post_review(r.name(), task, &String::from_utf8_lossy(&text));
+    (!unanswered.is_empty()).then(|| {
+        format!(
+            "{post} does not answer {} by id: the findings ledger keeps {} open. Add a line per id \
+             (`F1: fixed — how` or `F1: won't fix — why`).",
+            unanswered.join(", "),
+            if unanswered.len() == 1 { "it" } else { "them" }
+        )
+    })
 }
 
 #[cfg(test)]
