@@ -3,6 +3,9 @@
 //! (min / median / p90 / max), peak RSS (from `wait4`'s rusage) and the growth with the
 //! number of plan files.
 //!
+//! `cargo bench --bench hook -- --ratios` measures the costs of issue 20 as ratios to a floor
+//! binary instead (benches/ratios/mod.rs).
+//!
 //! Run: `cargo bench --bench hook` (options after `--`: `--runs N`, `--plans 1,200,2000`,
 //! `--hook PATH` to measure another build of the binary, `--keep DIR` to leave the
 //! generated projects in DIR, `--no-nice` to keep the normal scheduling priority).
@@ -46,9 +49,17 @@ fn main() {
         println!("hook bench: skipped (run it with `cargo bench --bench hook`)");
         return;
     }
+    if args.iter().any(|a| a == "--ratios") {
+        let r = ratios::Ratios::parse(&args);
+        eprintln!("priority: {}", raise_priority());
+        ratios::run(&r);
+        return;
+    }
     let opts = Options::parse(&args);
     run(&opts);
 }
+
+mod ratios;
 
 // ---------------------------------------------------------------------------------------
 // The fake reviewer.
@@ -396,6 +407,8 @@ fn reset_review(root: &Path) {
     // The hook binds the session of a review it runs (SPEC §17); each review run must
     // start unbound, with the scan, as the first review of a session does.
     let _ = fs::remove_file(root.join(format!(".taskie/sessions/{UNBOUND}.json")));
+    // Each run is a first block, not one more of a series the block cap would end.
+    let _ = fs::remove_dir_all(root.join(".taskie/blocks"));
     if let Ok(entries) = fs::read_dir(root.join(".taskie/logs")) {
         for e in entries.flatten() {
             if e.file_name().as_bytes().starts_with(b"review-") {

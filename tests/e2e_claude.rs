@@ -112,10 +112,11 @@ fn the_real_reviewer_runs_as_root_and_its_structured_review_becomes_the_review_f
     let run = hook_stop(&p, &api, home.path());
     let reason = run.reason();
     assert!(reason.contains("Verdict: FAIL"), "{reason}");
-    assert!(reason.contains("- Step 2 has no test"), "{reason}");
+    assert!(reason.contains("- F1: Step 2 has no test"), "{reason}");
     assert_eq!(
         p.read("plan-review-1.md"),
-        "# Review\n\nScripted FAIL.\n\n## Findings\n\n- Step 2 has no test\n\nVERDICT: FAIL\n"
+        "> Finding ids (answer each in the post-review, e.g. `F1: fixed — how`):\n> - F1: Step 2 has no test\n\n\
+         # Review\n\nScripted FAIL.\n\n## Findings\n\n- Step 2 has no test\n\nVERDICT: FAIL\n"
     );
     let event = p.last_event();
     assert_eq!(
@@ -230,7 +231,7 @@ fn a_real_reviewer_at_its_usage_limit_pauses_the_plan_and_reviews_after_the_rese
     limited.store(false, Ordering::SeqCst);
     let run = stop_at(until_unix);
     assert!(
-        run.reason().contains("- Step 2 has no test"),
+        run.reason().contains("- F1: Step 2 has no test"),
         "{}",
         run.reason()
     );
@@ -239,6 +240,69 @@ fn a_real_reviewer_at_its_usage_limit_pauses_the_plan_and_reviews_after_the_rese
         (&s["paused_until"], &s["phase_iteration"]),
         (&json!(null), &json!(1))
     );
+}
+
+/// SPEC §21 with the real CLI as reviewer: review 1's finding gets the id F1 in the
+/// block text and the review file; the agent answers it by id in its post-review; the
+/// prompt of review 2 carries the ledger — F1, its text, `fixed`, the agent's answer —
+/// and the reviewer's `resolved` answer marks it resolved.
+#[test]
+fn the_second_review_of_a_cycle_sees_the_first_ones_findings_and_the_agents_answers() {
+    let p = Project::new().plan("p").state(due("plan-review"));
+    let home = tempfile::tempdir().unwrap();
+    let second = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let api = {
+        let second = Arc::clone(&second);
+        FakeApi::start(move |r| {
+            if !second.load(Ordering::SeqCst) {
+                return review_reply(r, "FAIL", "Step 2 has no test");
+            }
+            if r.assistant_turns() == 0 {
+                Reply::tool(
+                    "StructuredOutput",
+                    json!({"verdict": "PASS", "summary": "F1 is fixed.", "findings": [],
+                           "resolved": ["F1"], "reopened": []}),
+                )
+            } else {
+                Reply::text("Done.")
+            }
+        })
+    };
+    let reason = hook_stop(&p, &api, home.path()).reason();
+    assert!(
+        reason.contains("- F1: Step 2 has no test")
+            && reason.contains("Answer each finding by its id"),
+        "{reason}"
+    );
+    assert!(
+        p.read("plan-review-1.md")
+            .contains("> - F1: Step 2 has no test")
+    );
+    std::fs::write(
+        p.plan_dir().join("plan-post-review-1.md"),
+        "# Post-review\n\nF1: fixed — step 2 now has a test in plan.md\n",
+    )
+    .unwrap();
+    second.store(true, Ordering::SeqCst);
+    let before = api.requests().len();
+    hook_stop(&p, &api, home.path());
+    let prompt = api.requests()[before..]
+        .iter()
+        .filter_map(|r| r.messages.clone())
+        .next()
+        .expect("review 2 ran")
+        .first_user_text();
+    assert!(
+        prompt.contains(
+            "- F1 [fixed] Step 2 has no test — agent: fixed — step 2 now has a test in plan.md"
+        ),
+        "{prompt}"
+    );
+    assert!(prompt.contains("Verify every `fixed` finding"), "{prompt}");
+    let ledger: serde_json::Value =
+        serde_json::from_str(&p.read("findings.json")).expect("the ledger is JSON");
+    assert_eq!(ledger["cycles"][0]["findings"][0]["status"], "resolved");
+    p.run_taskie(&["validate"]).ok();
 }
 
 #[test]
@@ -326,7 +390,7 @@ fn a_whole_review_loop_runs_in_one_turn_and_the_reviewer_runs_no_hooks() {
         2,
         "two blocks: after FAIL, after the first PASS"
     );
-    assert!(continued[0].contains("Verdict: FAIL") && continued[0].contains("- finding 0"));
+    assert!(continued[0].contains("Verdict: FAIL") && continued[0].contains("- F1: finding 0"));
     assert!(
         agent
             .iter()

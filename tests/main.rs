@@ -13,6 +13,7 @@ mod docs_examples;
 mod e2e_claude;
 mod e2e_plan;
 mod faults;
+mod findings;
 mod hook;
 mod hosts;
 mod hosts_e2e;

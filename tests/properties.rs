@@ -276,6 +276,7 @@ fn reviewed() -> impl Strategy<Value = Reviewed> {
                 exit: 0,
                 findings: vec!["a finding".into()],
                 failover: Default::default(),
+                verified: Default::default(),
             }
         }),
         Just(Reviewed::Failed {

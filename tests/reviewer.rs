@@ -145,7 +145,9 @@ fn summary_and_findings_become_the_review_file_when_the_reviewer_wrote_none() {
     assert!(reason.contains("Verdict: FAIL"), "{reason}");
     assert_eq!(
         p.read("plan-review-1.md"),
-        "# Review\n\nThe plan misses the error cases.\n\n## Findings\n\n- No plan for a missing config file\n\
+        "> Finding ids (answer each in the post-review, e.g. `F1: fixed — how`):\n\
+         > - F1: No plan for a missing config file\n> - F2: Step 3 has no test\n\n\
+         # Review\n\nThe plan misses the error cases.\n\n## Findings\n\n- No plan for a missing config file\n\
          - Step 3 has no test\n\nVERDICT: FAIL\n"
     );
     assert_eq!(
@@ -182,9 +184,9 @@ fn the_block_reason_quotes_the_first_findings_and_stays_within_claude_codes_limi
     );
     let reason = p.stop().reason();
     for quoted in [
-        "- First: the parser accepts `+1`",
-        "- Second: no test for an empty file",
-        "- Third: the error does not name the file",
+        "- F1: First: the parser accepts `+1`",
+        "- F2: Second: no test for an empty file",
+        "- F3: Third: the error does not name the file",
         "(and 1 more in the review file)",
     ] {
         assert!(reason.contains(quoted), "{quoted:?} in {reason}");

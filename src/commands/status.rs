@@ -55,6 +55,9 @@ pub struct Report {
     pub running: Option<Running>,
     /// A reviewer's usage-limit pause (SPEC §22), while it lasts.
     pub paused: Option<Paused>,
+    /// The findings ledger of the cycle shown (SPEC §21): opened, fixed, dismissed,
+    /// reopened, still open.
+    pub findings: Option<crate::model::findings::Counts>,
 }
 
 /// A usage-limit pause still in force.
@@ -174,6 +177,8 @@ pub struct ReviewLine {
     /// From the event log; null when the log has no record of it.
     pub verdict: Option<String>,
     pub post_review: bool,
+    /// Findings this review raised that were new to the cycle (SPEC §21).
+    pub new_findings: Option<u64>,
 }
 
 /// The review cycle the state is in, or has just passed: (review, reviews run).
@@ -314,6 +319,7 @@ pub fn build(
                             .find(|(n, _)| *n == i)
                             .map(|(_, v)| v.clone()),
                         file,
+                        new_findings: None,
                     })
                 })
                 .collect()
@@ -355,6 +361,7 @@ pub fn build(
         spend: SpendReport::default(),
         last_failure: None,
         running: None,
+        findings: None,
         paused: state.and_then(|s| {
             let until = s
                 .paused_until
@@ -524,10 +531,26 @@ fn cycle_lines(out: &mut String, p: &Paint, r: &Report, c: &Cycle) {
         } else {
             "no post-review"
         };
+        let new = match rv.new_findings {
+            Some(1) => ", 1 new finding".to_string(),
+            Some(n) => format!(", {n} new findings"),
+            None => String::new(),
+        };
         out.push_str(&format!(
-            "  #{:<3} {verdict} {file:<37} {post}\n",
+            "  #{:<3} {verdict} {file:<37} {post}{new}\n",
             rv.iteration
         ));
+    }
+    if let Some(n) = &r.findings {
+        line(
+            out,
+            p,
+            "Findings",
+            &format!(
+                "{} opened, {} fixed, {} dismissed, {} reopened, {} open (findings.json)",
+                n.opened, n.fixed, n.dismissed, n.reopened, n.open
+            ),
+        );
     }
 }
 
@@ -674,6 +697,7 @@ pub fn run(
         .and_then(|c| ledger_cycle(&ledger, c.review, c.task))
         .and_then(|l| l.last_failure.clone());
     report.running = lock::running(&target.project.locks(), &target.plan);
+    findings_of(&mut report, &snapshot::findings(&target.dir()));
     if json {
         let text = serde_json::to_string_pretty(&report).map_err(std::io::Error::other)?;
         writeln!(out, "{text}")?;
@@ -681,6 +705,24 @@ pub fn run(
         write!(out, "{}", human(&report, &Paint::detect()))?;
     }
     Ok(())
+}
+
+/// The ledger's counts for the cycle shown, and each review's new findings (SPEC §21).
+fn findings_of(report: &mut Report, ledger: &crate::model::findings::Ledger) {
+    let Some(c) = &report.cycle else {
+        return;
+    };
+    let Some(cycle) = ledger.cycle(c.review.name(), c.task) else {
+        return;
+    };
+    report.findings = Some(ledger.counts(c.review.name(), c.task));
+    for rv in &mut report.reviews {
+        rv.new_findings = cycle
+            .new_per_review
+            .iter()
+            .find(|(i, _)| *i == rv.iteration)
+            .map(|(_, n)| *n);
+    }
 }
 
 #[cfg(test)]

@@ -115,6 +115,15 @@ impl Answer {
         }
     }
 
+    /// The answer with `note` appended to its text (a block's reason is fitted again).
+    pub fn with_note(self, note: &str) -> Answer {
+        match self {
+            Answer::Allow(Some(text)) => Answer::Allow(Some(format!("{text} {note}"))),
+            Answer::Allow(None) => Answer::Allow(Some(note.to_string())),
+            Answer::Block { reason } => Answer::block(format!("{reason} {note}")),
+        }
+    }
+
     pub fn is_block(&self) -> bool {
         matches!(self, Answer::Block { .. })
     }

@@ -228,6 +228,7 @@ fn conclude_review(f: &Facts, due: &Due, reviewed: &Reviewed) -> Outcome {
             exit,
             findings,
             failover,
+            verified: _,
         } => {
             rec.reviewer_exit = Some(*exit);
             if failover.happened() {
@@ -461,6 +462,7 @@ mod tests {
             exit: 0,
             findings: vec![],
             failover: Default::default(),
+            verified: Default::default(),
         }
     }
 

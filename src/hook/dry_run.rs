@@ -242,6 +242,7 @@ pub fn report(opts: &Options, cwd: Option<PathBuf>) -> Report {
             let [pass, fail] = [Verdict::Pass, Verdict::Fail].map(|verdict| {
                 let reviewed = Reviewed::Verdict {
                     failover: Default::default(),
+                    verified: Default::default(),
                     reading: Reading {
                         verdict,
                         source: "structured_output".into(),

@@ -134,6 +134,16 @@ pub fn still_paused(
     )
 }
 
+/// The post-review `post` left these open findings unanswered (SPEC §21).
+pub fn unanswered(post: &Option<String>, ids: &[String]) -> String {
+    let post = post.as_deref().unwrap_or("the post-review");
+    format!(
+        "{post} did not answer {} by id, so the findings ledger keeps {} open.",
+        ids.join(", "),
+        if ids.len() == 1 { "it" } else { "them" }
+    )
+}
+
 /// Appended to the answer after a failover (SPEC §22): who reviewed, who could not and
 /// why. Empty when there was none.
 pub fn failover_note(failover: &crate::model::cycle::Failover) -> String {
@@ -213,7 +223,8 @@ pub fn address_review(
     format!(
         "{who} ran {r} #{n} on {what} and wrote {review}. \
          {verdict}{quoted}Now perform /taskie:{post_action}: read {review}, address every finding (fix it, or explain why not), \
-         and write what you did to {post}. Do not edit state.json by hand: the hook detects {post_file} by itself. \
+         and write what you did to {post}. Answer each finding by its id, one line each (`F1: fixed — how` or \
+         `F1: won't fix — why`): the next reviewer checks them. Do not edit state.json by hand: the hook detects {post_file} by itself. \
          When that file is written and committed, {then}.",
         n = due.iteration,
         post_action = r.post_name(),

@@ -333,9 +333,39 @@ fn run_plan(event: &Event, project: &Project, plan: String, host: &Host) -> Fini
             {
                 eprintln!("taskie-hook: could not bind the session to plan '{plan}': {e}");
             }
-            let run = reviewer::review(project, &facts, &due, &config, &start);
+            // SPEC §21: the post-review before this review answers the open findings by
+            // id; the ledger is written before the reviewer starts, whose prompt carries it.
+            let mut ledger = snapshot::findings(&dir);
+            let unanswered = post_review_answers(&mut ledger, &facts, &due, &dir);
+            write_findings(&dir, &ledger);
+            let mut run = reviewer::review(project, &facts, &due, &config, &start);
             lock.clear();
+            if let Reviewed::Verdict {
+                findings, verified, ..
+            } = &mut run.reviewed
+            {
+                let added = ledger.record_review(
+                    due.review.name(),
+                    due.task,
+                    due.iteration,
+                    findings,
+                    &verified.resolved,
+                    &verified.reopened,
+                );
+                write_findings(&dir, &ledger);
+                let _ = reviewer::ids_header(&dir.join(&due.review_file), &added);
+                // The block text quotes the findings with their ids.
+                *findings = added
+                    .iter()
+                    .map(|(id, text)| format!("{id}: {text}"))
+                    .collect();
+            }
             let mut outcome = decide::conclude(&facts, &due, &run.reviewed);
+            if !unanswered.is_empty() {
+                outcome.answer = outcome
+                    .answer
+                    .with_note(&message::unanswered(&due.post_file_before(), &unanswered));
+            }
             // SPEC §5 step 18: the review file is on disk before the state that points to
             // it (state.json's own write then makes both directory entries durable). The
             // only fsyncs of a review: this one and state.json's.
@@ -464,5 +494,37 @@ pub fn hard_stop(
         answer: Answer::allow(message),
         write: None,
         record,
+    }
+}
+
+/// Records the answers of the post-review that precedes review `due` (SPEC §21) and
+/// returns the open ids it left unanswered.
+fn post_review_answers(
+    ledger: &mut crate::model::findings::Ledger,
+    f: &Facts,
+    due: &crate::model::cycle::Due,
+    dir: &std::path::Path,
+) -> Vec<String> {
+    let Some(post) = due.post_file_before() else {
+        return Vec::new();
+    };
+    if !f.has_file(&post) {
+        return Vec::new();
+    }
+    let text = reviewer::log::read_bounded(&dir.join(&post)).unwrap_or_default();
+    ledger.record_post_review(due.review.name(), due.task, &text)
+}
+
+/// The findings ledger, atomically, beside the state (the caller holds the plan lock).
+fn write_findings(dir: &std::path::Path, ledger: &crate::model::findings::Ledger) {
+    if ledger.cycles.is_empty() {
+        return;
+    }
+    let path = dir.join(crate::model::plan_file::FINDINGS_FILE);
+    if let Err(e) = atomic::replace(&path, ledger.to_json().as_bytes()) {
+        eprintln!(
+            "taskie-hook: could not write the findings ledger {}: {e}",
+            path.display()
+        );
     }
 }

@@ -237,6 +237,12 @@ pub struct Due {
 }
 
 impl Due {
+    /// The post-review file of the review before this one in the cycle, if any.
+    pub fn post_file_before(&self) -> Option<String> {
+        let before = self.iteration.checked_sub(1).filter(|n| *n >= 1)?;
+        crate::model::plan_file::post_file(self.review, before, self.task)
+    }
+
     /// Clean reviews a PASS counts for: a passing panel of k is k clean reviews.
     pub fn weight(&self) -> u64 {
         weight_of(&self.reviewers, self.panel)
@@ -318,6 +324,8 @@ pub enum Reviewed {
         findings: Vec<String>,
         /// Set when an unavailable reviewer was replaced or left out (SPEC §22).
         failover: Failover,
+        /// Ledger ids the review confirmed fixed or reopened (SPEC §21).
+        verified: crate::model::findings::Verified,
     },
 }
 

@@ -5,6 +5,7 @@
 
 pub mod cycle;
 pub mod facts;
+pub mod findings;
 pub mod host;
 pub mod pause;
 pub mod phase;

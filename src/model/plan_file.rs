@@ -11,8 +11,11 @@ pub const STATE_FILE: &str = "state.json";
 /// The plan's spend ledger (SPEC §18), beside the state.
 pub const SPEND_FILE: &str = "spend.json";
 
+/// The plan's findings ledger (SPEC §21), beside the state.
+pub const FINDINGS_FILE: &str = "findings.json";
+
 /// The files of a plan directory that taskie writes and that are not plan files.
-pub const TASKIE_FILES: [&str; 2] = [STATE_FILE, SPEND_FILE];
+pub const TASKIE_FILES: [&str; 3] = [STATE_FILE, SPEND_FILE, FINDINGS_FILE];
 
 /// What a review is about; part of every review / post-review file name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

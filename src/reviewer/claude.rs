@@ -160,10 +160,16 @@ fn said(
     } else {
         structured.findings.clone()
     };
+    // The structured answer's ids, else the review file's `RESOLVED:`/`REOPENED:` lines.
+    let mut verified = structured.verified();
+    if verified == Default::default() {
+        verified = crate::model::findings::Verified::from_text(text.as_deref().unwrap_or(""));
+    }
     Ok(kinds::Said {
         reading: verdict::read(&claims),
         text: text.unwrap_or_default(),
         findings,
+        verified,
     })
 }
 

@@ -123,6 +123,10 @@ struct Answer {
     summary: String,
     #[serde(default)]
     findings: Vec<String>,
+    #[serde(default)]
+    resolved: Vec<String>,
+    #[serde(default)]
+    reopened: Vec<String>,
 }
 
 /// What a run's JSONL said.
@@ -210,12 +214,17 @@ fn review_of(text: &str) -> Said {
                 reading: verdict::combine(&[("structured_output", said)]),
                 text: crate::reviewer::result::review_markdown(&a.summary, &a.findings, said),
                 findings: a.findings.iter().map(|f| f.trim().to_owned()).collect(),
+                verified: crate::model::findings::Verified {
+                    resolved: a.resolved,
+                    reopened: a.reopened,
+                },
             }
         }
         Err(_) => Said {
             reading: verdict::combine(&[("review_file", verdict::from_text(text))]),
             text: text.to_owned(),
             findings: crate::store::diagnostics::findings(text),
+            verified: crate::model::findings::Verified::from_text(text),
         },
     }
 }

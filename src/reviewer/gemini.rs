@@ -150,6 +150,7 @@ impl Output {
             reading: verdict::combine(&[("response", verdict::from_text(text))]),
             text: format!("{}\n", text.trim_end()),
             findings: crate::store::diagnostics::findings(text),
+            verified: crate::model::findings::Verified::from_text(text),
         })
     }
 }

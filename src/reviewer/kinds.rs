@@ -181,6 +181,8 @@ pub struct Said {
     pub reading: Reading,
     pub text: String,
     pub findings: Vec<String>,
+    /// Ledger ids it confirmed fixed or reopened (SPEC §21).
+    pub verified: crate::model::findings::Verified,
 }
 
 /// Why a run gave no review, and its exit status when it exited.

@@ -162,6 +162,7 @@ pub fn review(project: &Project, f: &Facts, due: &Due, config: &Config, run: &St
                 exit: 0,
                 findings: said.findings,
                 failover,
+                verified: said.verified,
             },
         };
         return Run {
@@ -240,6 +241,33 @@ pub fn all_unavailable(unavailable: &[(Reviewer, kinds::Failure, String)], now: 
             exit: None,
         },
     }
+}
+
+/// Puts the ids the ledger gave this review's new findings at the top of the review file
+/// (SPEC §21), so the agent answers them by id. Nothing when there are none.
+pub fn ids_header(review_path: &Path, added: &[(String, String)]) -> std::io::Result<()> {
+    if added.is_empty() {
+        return Ok(());
+    }
+    let body = log::read_bounded(review_path).unwrap_or_default();
+    // A failover header stays the first line.
+    let (failover, body) = match body.split_once("\n\n") {
+        Some((head, rest)) if head.starts_with("> Failover:") => {
+            (format!("{head}\n\n"), rest.to_string())
+        }
+        _ => (String::new(), body),
+    };
+    let mut text = failover;
+    text.push_str("> Finding ids (answer each in the post-review, e.g. `F1: fixed — how`):\n");
+    for (id, finding) in added {
+        text.push_str(&format!(
+            "> - {id}: {}\n",
+            crate::model::text::clip(&finding.replace('\n', " "), 200)
+        ));
+    }
+    text.push('\n');
+    text.push_str(&body);
+    atomic::replace(review_path, text.as_bytes())
 }
 
 /// Puts the failover header at the top of the review file (SPEC §22): who reviewed, who

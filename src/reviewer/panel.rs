@@ -134,6 +134,19 @@ fn conclude(project: &Project, f: &Facts, due: &Due, attempts: Vec<Attempt>) -> 
                 // Each member's findings, in panel order, for the block reason.
                 findings: said.iter().flat_map(|(_, s)| s.findings.clone()).collect(),
                 failover,
+                // A finding any member reopened stays open; resolved only if none did.
+                verified: {
+                    let reopened: Vec<String> = said
+                        .iter()
+                        .flat_map(|(_, s)| s.verified.reopened.clone())
+                        .collect();
+                    let resolved = said
+                        .iter()
+                        .flat_map(|(_, s)| s.verified.resolved.clone())
+                        .filter(|id| !reopened.iter().any(|r| r.eq_ignore_ascii_case(id)))
+                        .collect();
+                    crate::model::findings::Verified { resolved, reopened }
+                },
             },
             Err(e) => Reviewed::Failed {
                 reason: ReviewerError::Reported(format!("cannot write the review file: {e}"))
@@ -231,6 +244,7 @@ mod tests {
             },
             text: format!("Review text.\n\nVERDICT: {}\n", v.as_str()),
             findings: vec![],
+            verified: Default::default(),
         }
     }
 

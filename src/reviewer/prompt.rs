@@ -99,6 +99,24 @@ pub fn build_for(project: &Path, f: &Facts, due: &Due, delivery: Delivery) -> St
             let _ = writeln!(p, "  - {}", f.rel(&name));
         }
     }
+    // SPEC §21: the cycle's findings so far, their status and the agent's answers.
+    let ledger = crate::store::snapshot::findings(&project.join(f.rel(""))).for_prompt(
+        r.name(),
+        due.task,
+        due.iteration,
+    );
+    if !ledger.is_empty() {
+        p.push_str(&ledger);
+        p.push_str(match delivery {
+            Delivery::Response => {
+                "  Name them in your response on lines of their own: `RESOLVED: F1, F2` and `REOPENED: F3`.\n"
+            }
+            Delivery::File(_) | Delivery::Structured => {
+                "  Give them in the structured output's `resolved` and `reopened` fields (ids only), and name them \
+                 in your review too.\n"
+            }
+        });
+    }
     if let Some(t) = due.task {
         let _ = writeln!(
             p,

@@ -50,6 +50,19 @@ pub struct Structured {
     pub summary: Option<String>,
     #[serde(default)]
     pub findings: Vec<String>,
+    #[serde(default)]
+    pub resolved: Vec<String>,
+    #[serde(default)]
+    pub reopened: Vec<String>,
+}
+
+impl Structured {
+    pub fn verified(&self) -> crate::model::findings::Verified {
+        crate::model::findings::Verified {
+            resolved: self.resolved.clone(),
+            reopened: self.reopened.clone(),
+        }
+    }
 }
 
 /// Why stdout could not be used at all.
@@ -192,12 +205,15 @@ pub fn answer_schema(strict: bool) -> String {
         "properties": {
             "verdict": {"type": "string", "enum": ["PASS", "FAIL"]},
             "summary": {"type": "string"},
-            "findings": {"type": "array", "items": {"type": "string"}}
+            "findings": {"type": "array", "items": {"type": "string"}},
+            "resolved": {"type": "array", "items": {"type": "string"}},
+            "reopened": {"type": "array", "items": {"type": "string"}}
         },
         "required": ["verdict"]
     });
     if strict {
-        schema["required"] = serde_json::json!(["verdict", "summary", "findings"]);
+        schema["required"] =
+            serde_json::json!(["verdict", "summary", "findings", "resolved", "reopened"]);
         schema["additionalProperties"] = serde_json::json!(false);
     }
     schema.to_string()
@@ -219,8 +235,12 @@ mod tests {
         assert_eq!(strict["properties"], loose["properties"]);
         assert_eq!(
             strict["required"],
-            serde_json::json!(["verdict", "summary", "findings"])
+            serde_json::json!(["verdict", "summary", "findings", "resolved", "reopened"])
         );
+        // SPEC §21: every kind may name the ledger ids it confirmed or reopened.
+        for field in ["resolved", "reopened"] {
+            assert_eq!(loose["properties"][field]["type"], "array");
+        }
         assert_eq!(strict["additionalProperties"], false);
     }
 
@@ -299,6 +319,7 @@ mod tests {
             verdict: Some("FAIL".into()),
             summary: Some("Two problems.".into()),
             findings: vec!["No tests for X".into(), "Typo in\nY".into()],
+            ..Structured::default()
         };
         assert_eq!(
             review_text(&s).unwrap(),

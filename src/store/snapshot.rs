@@ -113,6 +113,20 @@ impl Gathered {
     }
 }
 
+/// The plan's findings ledger (SPEC §21): `findings.json` in the plan directory `dir`;
+/// empty when there is none yet, or when it cannot be read (it is rebuilt from the
+/// reviews that follow: a lost ledger loses the ids, never a review).
+pub fn findings(dir: &Path) -> crate::model::findings::Ledger {
+    read_regular(
+        &dir.join(crate::model::plan_file::FINDINGS_FILE),
+        PLAN_FILE_LIMIT,
+    )
+    .ok()
+    .flatten()
+    .and_then(|bytes| crate::model::findings::Ledger::parse(&bytes))
+    .unwrap_or_default()
+}
+
 /// The recorded cost of plan `plan`'s reviews, from its ledger (SPEC §18).
 fn plan_spent_usd(dir: &Path, plan: &str) -> f64 {
     ledger(dir, plan).plan.cost_usd

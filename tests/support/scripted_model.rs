@@ -739,10 +739,15 @@ fn address_block(run: &mut Run, text: &str) -> Act<Reply> {
 
 fn post_review(run: &mut Run, review: &str, post: &str) -> Act<Reply> {
     let text = run.read(review)?;
-    let findings: Vec<&str> = text.lines().filter_map(|l| l.strip_prefix("- ")).collect();
+    // The ids the review file's header gives (`> - F1: …`), answered as the block says.
+    let findings: Vec<&str> = text
+        .lines()
+        .filter_map(|l| l.strip_prefix("> - "))
+        .collect();
     let mut answer = format!("# Post-review of {review}\n\n");
-    for (i, f) in findings.iter().enumerate() {
-        answer.push_str(&format!("## Finding {}: {f}\nFixed.\n\n", i + 1));
+    for f in &findings {
+        let (id, what) = f.split_once(": ").unwrap_or((f, ""));
+        answer.push_str(&format!("{id}: fixed — addressed \"{what}\"\n"));
     }
     if findings.is_empty() {
         answer.push_str("No findings; nothing changed.\n");

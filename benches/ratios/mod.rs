@@ -1,0 +1,455 @@
+//! `cargo bench --bench hook -- --ratios`: the hook's every-stop costs as ratios to a floor
+//! binary the bench builds itself (issue 20, docs/performance.md). The floor is std Rust,
+//! statically linked (musl), and does what any hook must: reads its stdin and one small
+//! file. Each round runs the floor right before each measure, so a ratio compares two
+//! runs made under the same load; the table shows the median of those paired ratios.
+//!
+//! Measures (target in brackets): a bound stop, `taskie-hook` run directly [1.5×]; the
+//! same stop as Claude Code runs it, the registered `hooks/hooks.json` command through
+//! `/bin/sh -c` [2.8×]; `taskie status` [3×] and a budgeted plan's stop [2×] with 20 MiB
+//! of event logs; the hook's overhead around a review with a fake reviewer (hook minus the
+//! reviewer alone, same round) [6×], and around a panel of three [8×]; an unbound
+//! session's second stop at 2,000 plans [2×].
+//!
+//! Options: `--rounds N` (default 200; review rounds a third of it), `--hook PATH` and
+//! `--taskie PATH` (the builds to measure: default the bench's own, e.g. pass the static
+//! ones of `target/x86_64-unknown-linux-musl/release`).
+
+use super::*;
+
+/// The floor's source: read stdin, read the file named by the first argument.
+const FLOOR_RS: &str = "use std::io::Read;\nfn main() {\n    let mut input = Vec::new();\n    \
+     let _ = std::io::stdin().read_to_end(&mut input);\n    \
+     let _ = std::fs::read(std::env::args_os().nth(1).unwrap_or_default());\n}\n";
+
+/// Builds the floor with rustc: static musl when that target is installed, else the
+/// host target with a static C runtime.
+fn build_floor(dir: &Path) -> PathBuf {
+    let src = dir.join("floor.rs");
+    let out = dir.join("floor");
+    fs::write(&src, FLOOR_RS).expect("write floor.rs");
+    let host = String::from_utf8(
+        Command::new("rustc")
+            .arg("-vV")
+            .output()
+            .expect("rustc -vV")
+            .stdout,
+    )
+    .unwrap_or_default();
+    let host = host
+        .lines()
+        .find_map(|l| l.strip_prefix("host: "))
+        .unwrap_or("")
+        .to_string();
+    let musl = host.replace("-linux-gnu", "-linux-musl");
+    let mut tried = Vec::new();
+    for (target, extra) in [
+        (musl.as_str(), None),
+        (host.as_str(), Some("target-feature=+crt-static")),
+    ] {
+        let mut cmd = Command::new("rustc");
+        cmd.args(["--edition", "2021", "-O", "--target", target]);
+        if let Some(e) = extra {
+            cmd.args(["-C", e]);
+        }
+        cmd.arg("-o").arg(&out).arg(&src);
+        let ok = cmd
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success());
+        if ok {
+            eprintln!(
+                "floor: {FLOOR_RS_SHORT} built for {target}{}",
+                extra.map(|e| format!(" ({e})")).unwrap_or_default()
+            );
+            return out;
+        }
+        tried.push(target.to_string());
+    }
+    panic!("cannot build the floor binary with rustc (tried {tried:?})");
+}
+
+const FLOOR_RS_SHORT: &str = "std Rust, reads stdin and one small file, static,";
+
+pub struct Ratios {
+    rounds: usize,
+    hook: PathBuf,
+    taskie: PathBuf,
+}
+
+impl Ratios {
+    pub fn parse(args: &[String]) -> Ratios {
+        let mut r = Ratios {
+            rounds: 200,
+            hook: PathBuf::from(env!("CARGO_BIN_EXE_taskie-hook")),
+            taskie: PathBuf::from(env!("CARGO_BIN_EXE_taskie")),
+        };
+        let mut it = args.iter();
+        while let Some(a) = it.next() {
+            let mut value = || {
+                it.next()
+                    .cloned()
+                    .unwrap_or_else(|| usage(&format!("{a} needs a value")))
+            };
+            match a.as_str() {
+                "--bench" | "--ratios" => {}
+                "--rounds" => r.rounds = value().parse().unwrap_or_else(|_| usage("bad --rounds")),
+                "--hook" => r.hook = PathBuf::from(value()),
+                "--taskie" => r.taskie = PathBuf::from(value()),
+                other => usage(&format!(
+                    "unknown option {other} (with --ratios: --rounds, --hook, --taskie)"
+                )),
+            }
+        }
+        r.rounds = r.rounds.max(10);
+        // Absolute: the measures run in the generated projects.
+        for p in [&mut r.hook, &mut r.taskie] {
+            *p = fs::canonicalize(&*p).unwrap_or_else(|e| usage(&format!("{}: {e}", p.display())));
+        }
+        r
+    }
+}
+
+/// Adds JSON fields to a state written by [`state_json`].
+fn with_fields(state: &str, fields: &str) -> String {
+    state.replacen("{\n", &format!("{{\n  {fields},\n"), 1)
+}
+
+/// A project whose target plan holds `state`, `plans` plans in all.
+fn project(base: &Path, name: &str, plans: usize, files: Vec<(String, String)>) -> PathBuf {
+    let root = base.join(name);
+    generate(&root, plans);
+    let mtime = base_time() + Duration::from_secs(1_000_000);
+    write_plan(&root.join(".taskie/plans").join(TARGET), &files, mtime);
+    fs::create_dir_all(root.join(".taskie/logs")).expect("logs dir");
+    write_events(&root);
+    root
+}
+
+fn bind(root: &Path, session: &str) {
+    let sessions = root.join(".taskie/sessions");
+    fs::create_dir_all(&sessions).expect("sessions dir");
+    fs::write(
+        sessions.join(format!("{session}.json")),
+        format!("{{\"plan\": \"{TARGET}\", \"bound_at\": \"2026-01-01T00:00:00Z\"}}\n"),
+    )
+    .expect("write binding");
+}
+
+/// 10 MiB less a little in each of `events.jsonl` and `events.jsonl.1`, rows of the
+/// target plan with a cost, as a long-budgeted plan leaves them.
+fn big_logs(root: &Path) {
+    let row = format!(
+        "{{\"ts\":\"2026-01-01T00:00:00Z\",\"plan\":\"{TARGET}\",\"review\":\"code-review\",\"iteration\":1,\
+         \"outcome\":\"block\",\"path\":\"blocked\",\"verdict\":\"FAIL\",\"reviews\":1,\"cost_usd\":0.01}}\n"
+    );
+    let n = (10 * 1024 * 1024 - 64 * 1024) / row.len();
+    let text = row.repeat(n);
+    for f in ["events.jsonl", "events.jsonl.1"] {
+        fs::write(root.join(".taskie/logs").join(f), &text).expect("write log");
+    }
+}
+
+fn stdin_of(root: &Path, session: &str) -> PathBuf {
+    root.join(format!(".bench-event-{session}.json"))
+}
+
+/// One measure: how to run it once (returns wall time), how to check its output.
+struct Measure {
+    name: &'static str,
+    target: f64,
+    floor_ms: Vec<f64>,
+    ms: Vec<f64>,
+    ratios: Vec<f64>,
+}
+
+impl Measure {
+    fn new(name: &'static str, target: f64) -> Measure {
+        Measure {
+            name,
+            target,
+            floor_ms: Vec::new(),
+            ms: Vec::new(),
+            ratios: Vec::new(),
+        }
+    }
+
+    fn add(&mut self, floor: Duration, value: f64) {
+        let f = floor.as_secs_f64() * 1e3;
+        self.floor_ms.push(f);
+        self.ms.push(value);
+        self.ratios.push(value / f);
+    }
+
+    fn print(&self) {
+        let med = |v: &[f64]| {
+            let mut v = v.to_vec();
+            v.sort_by(f64::total_cmp);
+            v[v.len() / 2]
+        };
+        let r = med(&self.ratios);
+        println!(
+            "| {} | {} | {:.3} | {:.3} | {:.2}× | ≤ {}× | {} |",
+            self.name,
+            self.ratios.len(),
+            med(&self.floor_ms),
+            med(&self.ms),
+            r,
+            self.target,
+            if r <= self.target { "yes" } else { "no" }
+        );
+    }
+}
+
+fn hook_cmd(r: &Ratios, root: &Path) -> Command {
+    let me = std::env::current_exe().expect("current exe");
+    let mut cmd = Command::new(&r.hook);
+    cmd.current_dir(root)
+        .env_remove("LD_LIBRARY_PATH")
+        .env_remove("DYLD_FALLBACK_LIBRARY_PATH")
+        .env_remove("TASKIE_HOOK_SKIP")
+        .env_remove("TASKIE_PLAN")
+        .env_remove("CLAUDE_PROJECT_DIR")
+        .env_remove("TASKIE_REVIEW_TIMEOUT")
+        .env_remove("CLAUDE_CODE_SESSION_ID")
+        .env("TASKIE_REVIEWER", me)
+        .env(ROLE, "reviewer");
+    cmd
+}
+
+fn run_once(
+    cmd: &mut Command,
+    stdin: Option<&Path>,
+    check: impl Fn(&str) -> bool,
+    what: &str,
+) -> Duration {
+    let (s, out) = measure(cmd, stdin);
+    assert!(check(&out), "{what}: unexpected output {out:?}");
+    s.wall
+}
+
+pub fn run(r: &Ratios) {
+    let tmp = tempfile::Builder::new()
+        .prefix("taskie-ratios-")
+        .tempdir()
+        .expect("temp dir");
+    let base = tmp.path();
+    let floor = build_floor(base);
+    println!(
+        "hook ratios: {} rounds, hook {}, taskie {}",
+        r.rounds,
+        r.hook.display(),
+        r.taskie.display()
+    );
+    println!("machine: {}; load average {}", machine(), load_average());
+
+    let idle = || plan_files(&state_json("complete-task", None, None, Some(3)));
+    // Bound stop, 1 plan; the same through the registered command.
+    let small = project(base, "bound", 1, idle());
+    bind(&small, BOUND);
+    // Budgeted plan with 20 MiB of logs, bound.
+    let budgeted = project(
+        base,
+        "budgeted",
+        1,
+        plan_files(&with_fields(
+            &state_json("complete-task", None, None, Some(3)),
+            "\"max_cost_usd\": 500.0",
+        )),
+    );
+    big_logs(&budgeted);
+    bind(&budgeted, BOUND);
+    // 2,000 plans, an unbound session that has stopped once.
+    let many = project(base, "many", 2000, idle());
+    // Reviews: single and a panel of three.
+    let review_files = |extra: Option<&str>| {
+        let s = state_json("tasks-review", Some("post-tasks-review"), Some(2), None);
+        let s = extra.map_or(s.clone(), |e| with_fields(&s, e));
+        let mut f = plan_files(&s);
+        f.push(("tasks-post-review-2.md".into(), POST_REVIEW_MD.into()));
+        f
+    };
+    let single = project(base, "review", 1, review_files(None));
+    let panel = project(
+        base,
+        "panel",
+        1,
+        review_files(Some(
+            "\"reviewers\": [\"claude:opus\", \"claude:sonnet\", \"claude:haiku\"], \"review_mode\": \"panel\"",
+        )),
+    );
+    settle();
+
+    // The plugin as Claude Code runs it: PATH holds the measured taskie-hook first.
+    let bin = base.join("bin");
+    fs::create_dir_all(&bin).expect("bin dir");
+    std::os::unix::fs::symlink(&r.hook, bin.join("taskie-hook")).expect("link taskie-hook");
+    let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
+    let hooks: String = fs::read_to_string(repo.join("hooks/hooks.json")).expect("hooks.json");
+    let registered = hooks
+        .lines()
+        .find(|l| l.contains("\"command\"") && l.contains("CLAUDE_PLUGIN_ROOT"))
+        .and_then(|l| {
+            l.split_once(": ")
+                .map(|(_, v)| v.trim().trim_end_matches(',').to_string())
+        })
+        .expect("the Stop command of hooks.json");
+    // A JSON string: unescape the quotes it holds.
+    let registered = registered[1..registered.len() - 1].replace("\\\"", "\"");
+    println!("registered command: {registered}");
+    let path = format!("{}:/usr/bin:/bin", bin.display());
+
+    let small_state = small.join(".taskie/plans").join(TARGET).join("state.json");
+    let floor_cmd = |state: &Path| {
+        let mut c = Command::new(&floor);
+        c.arg(state).env_remove("LD_LIBRARY_PATH");
+        c
+    };
+    let floor_once = |root: &Path, stdin: &Path| {
+        let state = root.join(".taskie/plans").join(TARGET).join("state.json");
+        run_once(&mut floor_cmd(&state), Some(stdin), |_| true, "floor")
+    };
+    let _ = small_state;
+    let empty = |o: &str| o.is_empty();
+
+    let mut m_bound = Measure::new("bound stop, taskie-hook direct (1 plan)", 1.5);
+    let mut m_sh = Measure::new("bound stop, the hooks.json command through /bin/sh -c", 2.8);
+    let mut m_status = Measure::new("taskie status, 20 MiB of logs", 3.0);
+    let mut m_budget = Measure::new("budgeted plan's stop, 20 MiB of logs", 2.0);
+    let mut m_second = Measure::new("unbound session's second stop, 2,000 plans", 2.0);
+    let mut m_review = Measure::new("overhead around one review (hook − reviewer alone)", 6.0);
+    let mut m_panel = Measure::new(
+        "overhead around a panel of 3 (hook − one reviewer alone)",
+        8.0,
+    );
+
+    // The unbound session's first stop binds it; the measured ones are its next stops.
+    let many_event = stdin_of(&many, UNBOUND);
+    run_once(
+        &mut hook_cmd(r, &many),
+        Some(&many_event),
+        empty,
+        "first stop at 2,000 plans",
+    );
+
+    let bound_event = stdin_of(&small, BOUND);
+    let budget_event = stdin_of(&budgeted, BOUND);
+    let reviewer_args = |root: &Path| -> Vec<OsString> {
+        let record = root.join(".bench-reviewer-args");
+        reset_review(root);
+        let mut cmd = hook_cmd(r, root);
+        cmd.env(RECORD, &record);
+        let _ = measure(&mut cmd, Some(&stdin_of(root, UNBOUND)));
+        let bytes = fs::read(&record).expect("the fake reviewer recorded its arguments");
+        bytes
+            .split(|b| *b == 0)
+            .filter(|a| !a.is_empty())
+            .map(|a| OsString::from_vec(a.to_vec()))
+            .collect()
+    };
+    let single_args = reviewer_args(&single);
+    let panel_args = reviewer_args(&panel);
+    let me = std::env::current_exe().expect("current exe");
+    let reviewer_alone = |root: &Path, args: &[OsString]| {
+        let mut cmd = Command::new(&me);
+        cmd.args(args)
+            .current_dir(root)
+            .env_remove("LD_LIBRARY_PATH")
+            .env(ROLE, "reviewer")
+            .env("TASKIE_HOOK_SKIP", "1")
+            .process_group(0);
+        run_once(&mut cmd, None, |o| o == REVIEWER_ANSWER, "reviewer alone")
+    };
+    let blocked = |o: &str| o.contains("\"additionalContext\":") && o.contains("tasks-review-3.md");
+
+    for round in 0..r.rounds + WARMUP {
+        let keep = round >= WARMUP;
+        let ms = |d: Duration| d.as_secs_f64() * 1e3;
+
+        let f = floor_once(&small, &bound_event);
+        let v = run_once(
+            &mut hook_cmd(r, &small),
+            Some(&bound_event),
+            empty,
+            "bound stop",
+        );
+        if keep {
+            m_bound.add(f, ms(v));
+        }
+
+        let f = floor_once(&small, &bound_event);
+        let mut sh = Command::new("/bin/sh");
+        sh.arg("-c")
+            .arg(&registered)
+            .current_dir(&small)
+            .env_clear()
+            .env("PATH", &path)
+            .env("HOME", base)
+            .env("CLAUDE_PLUGIN_ROOT", &repo)
+            .env("CLAUDE_PROJECT_DIR", &small);
+        let v = run_once(&mut sh, Some(&bound_event), empty, "registered command");
+        if keep {
+            m_sh.add(f, ms(v));
+        }
+
+        let f = floor_once(&budgeted, &budget_event);
+        let mut st = Command::new(&r.taskie);
+        st.arg("status")
+            .current_dir(&budgeted)
+            .env_remove("LD_LIBRARY_PATH")
+            .env_remove("CLAUDE_CODE_SESSION_ID");
+        let v = run_once(&mut st, None, |o| o.contains(TARGET), "taskie status");
+        if keep {
+            m_status.add(f, ms(v));
+        }
+
+        let f = floor_once(&budgeted, &budget_event);
+        let v = run_once(
+            &mut hook_cmd(r, &budgeted),
+            Some(&budget_event),
+            empty,
+            "budgeted stop",
+        );
+        if keep {
+            m_budget.add(f, ms(v));
+        }
+
+        let f = floor_once(&many, &many_event);
+        let v = run_once(
+            &mut hook_cmd(r, &many),
+            Some(&many_event),
+            empty,
+            "second stop at 2,000 plans",
+        );
+        if keep {
+            m_second.add(f, ms(v));
+        }
+
+        if round % 3 == 0 {
+            for (root, args, m) in [
+                (&single, &single_args, &mut m_review),
+                (&panel, &panel_args, &mut m_panel),
+            ] {
+                reset_review(root);
+                let event = stdin_of(root, UNBOUND);
+                let f = floor_once(root, &event);
+                let v = run_once(&mut hook_cmd(r, root), Some(&event), blocked, m.name);
+                let alone = reviewer_alone(root, args);
+                if keep {
+                    m.add(f, ms(v) - ms(alone));
+                }
+            }
+        }
+    }
+
+    println!();
+    println!(
+        "| measure | rounds | floor ms (median) | measure ms (median) | paired ratio (median) | target | met |"
+    );
+    println!("|---|---|---|---|---|---|---|");
+    for m in [
+        &m_bound, &m_sh, &m_status, &m_budget, &m_second, &m_review, &m_panel,
+    ] {
+        m.print();
+    }
+}

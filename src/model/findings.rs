@@ -1,0 +1,460 @@
+//! The findings ledger (SPEC §21): every finding of a review cycle gets a stable id (`F1`,
+//! `F2`, … per cycle), and keeps its text, its status and the agent's answer, so the next
+//! reviewer verifies fixes instead of rediscovering the same three findings a round. Pure:
+//! the ledger is `findings.json` beside the state (written by the store under the lock).
+
+use serde::{Deserialize, Serialize};
+
+/// What a reviewer said about the ledger's findings: ids whose fix it confirmed, and ids
+/// it found not fixed.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Verified {
+    pub resolved: Vec<String>,
+    pub reopened: Vec<String>,
+}
+
+impl Verified {
+    /// From a review written as text (gemini, or a review file): lines
+    /// `RESOLVED: F1, F2` and `REOPENED: F3`, case and decoration tolerated.
+    pub fn from_text(text: &str) -> Verified {
+        let ids = |key: &str| -> Vec<String> {
+            text.lines()
+                .filter_map(|l| {
+                    let l = l.trim().trim_start_matches(['-', '*', '#', ' ', '`']);
+                    let head = l.get(..key.len())?;
+                    head.eq_ignore_ascii_case(key)
+                        .then(|| l[key.len()..].to_string())
+                })
+                .flat_map(|rest| {
+                    rest.split([',', ' ', ';'])
+                        .map(|w| {
+                            w.trim_matches(|c: char| !c.is_ascii_alphanumeric())
+                                .to_string()
+                        })
+                        .filter(|w| is_id(w))
+                        .collect::<Vec<_>>()
+                })
+                .collect()
+        };
+        Verified {
+            resolved: ids("RESOLVED:"),
+            reopened: ids("REOPENED:"),
+        }
+    }
+}
+
+/// `F` and a number.
+fn is_id(w: &str) -> bool {
+    w.len() > 1 && w.starts_with(['F', 'f']) && w[1..].bytes().all(|b| b.is_ascii_digit())
+}
+
+/// Where a finding stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Status {
+    /// Raised (or reopened) and not answered yet.
+    Open,
+    /// The agent says it fixed it; the next reviewer verifies.
+    Fixed,
+    /// The agent will not fix it, and says why.
+    Dismissed,
+    /// A reviewer confirmed the fix.
+    Resolved,
+}
+
+impl Status {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Status::Open => "open",
+            Status::Fixed => "fixed",
+            Status::Dismissed => "dismissed",
+            Status::Resolved => "resolved",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Finding {
+    pub id: String,
+    pub text: String,
+    /// The review (iteration) that raised it.
+    pub opened: u64,
+    pub status: Status,
+    /// The agent's answer in its post-review: how it was fixed, or why not.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub answer: Option<String>,
+    /// Times a reviewer reopened it (found it not fixed).
+    #[serde(default)]
+    pub reopened: u64,
+}
+
+/// One review cycle's findings: the cycle of review `review` (of task `task`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Cycle {
+    pub review: String,
+    #[serde(default)]
+    pub task: Option<u64>,
+    pub findings: Vec<Finding>,
+    /// Per review of the cycle: (iteration, findings it raised that were new).
+    #[serde(default)]
+    pub new_per_review: Vec<(u64, u64)>,
+}
+
+/// The counts `taskie status` shows for a cycle.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+pub struct Counts {
+    pub opened: u64,
+    pub fixed: u64,
+    pub dismissed: u64,
+    pub reopened: u64,
+    pub open: u64,
+}
+
+/// The plan's ledger: the current cycle and the ones before it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Ledger {
+    pub cycles: Vec<Cycle>,
+}
+
+impl Ledger {
+    pub fn parse(bytes: &[u8]) -> Option<Ledger> {
+        serde_json::from_slice(bytes).ok()
+    }
+
+    pub fn to_json(&self) -> String {
+        let mut text = serde_json::to_string_pretty(self).unwrap_or_else(|_| "{}".into());
+        text.push('\n');
+        text
+    }
+
+    pub fn cycle(&self, review: &str, task: Option<u64>) -> Option<&Cycle> {
+        self.cycles
+            .iter()
+            .rev()
+            .find(|c| c.review == review && c.task == task)
+    }
+
+    /// The cycle of `review`/`task`; a review at iteration 1 starts a new one (a new
+    /// cycle numbers its findings from F1 again).
+    fn cycle_for(&mut self, review: &str, task: Option<u64>, iteration: u64) -> &mut Cycle {
+        let current = self
+            .cycles
+            .last()
+            .is_some_and(|c| c.review == review && c.task == task && iteration > 1);
+        if !current {
+            self.cycles.push(Cycle {
+                review: review.into(),
+                task,
+                findings: Vec::new(),
+                new_per_review: Vec::new(),
+            });
+        }
+        self.cycles.last_mut().expect("a cycle was just ensured")
+    }
+
+    /// Review `iteration` of the cycle said: `new` findings (each gets the next id),
+    /// `resolved` ids whose fix it confirmed, `reopened` ids it found not fixed. Unknown
+    /// ids are ignored. Returns the new findings as (id, text), for the block text.
+    pub fn record_review(
+        &mut self,
+        review: &str,
+        task: Option<u64>,
+        iteration: u64,
+        new: &[String],
+        resolved: &[String],
+        reopened: &[String],
+    ) -> Vec<(String, String)> {
+        let cycle = self.cycle_for(review, task, iteration);
+        for f in cycle.findings.iter_mut() {
+            if resolved.iter().any(|r| same_id(r, &f.id)) {
+                f.status = Status::Resolved;
+            }
+            if reopened.iter().any(|r| same_id(r, &f.id)) {
+                f.status = Status::Open;
+                f.reopened += 1;
+            }
+        }
+        let mut added = Vec::new();
+        for text in new.iter().map(|t| t.trim()).filter(|t| !t.is_empty()) {
+            let id = format!("F{}", cycle.findings.len() + 1);
+            cycle.findings.push(Finding {
+                id: id.clone(),
+                text: text.into(),
+                opened: iteration,
+                status: Status::Open,
+                answer: None,
+                reopened: 0,
+            });
+            added.push((id, text.to_string()));
+        }
+        cycle.new_per_review.retain(|(i, _)| *i != iteration);
+        cycle.new_per_review.push((iteration, added.len() as u64));
+        added
+    }
+
+    /// The agent's post-review `text` answers open findings, one line each starting with
+    /// the id: `F2: fixed — …` or `F3: won't fix — …`. Returns the open ids it left
+    /// unanswered.
+    pub fn record_post_review(
+        &mut self,
+        review: &str,
+        task: Option<u64>,
+        text: &str,
+    ) -> Vec<String> {
+        let Some(cycle) = self
+            .cycles
+            .iter_mut()
+            .rev()
+            .find(|c| c.review == review && c.task == task)
+        else {
+            return Vec::new();
+        };
+        let mut unanswered = Vec::new();
+        for f in cycle
+            .findings
+            .iter_mut()
+            .filter(|f| f.status == Status::Open)
+        {
+            match answer_line(text, &f.id) {
+                Some(answer) => {
+                    f.status = if dismisses(&answer) {
+                        Status::Dismissed
+                    } else {
+                        Status::Fixed
+                    };
+                    f.answer = Some(answer);
+                }
+                None => unanswered.push(f.id.clone()),
+            }
+        }
+        unanswered
+    }
+
+    pub fn counts(&self, review: &str, task: Option<u64>) -> Counts {
+        let Some(c) = self.cycle(review, task) else {
+            return Counts::default();
+        };
+        let count = |s: Status| c.findings.iter().filter(|f| f.status == s).count() as u64;
+        Counts {
+            opened: c.findings.len() as u64,
+            fixed: count(Status::Fixed) + count(Status::Resolved),
+            dismissed: count(Status::Dismissed),
+            reopened: c.findings.iter().map(|f| f.reopened).sum(),
+            open: count(Status::Open),
+        }
+    }
+
+    /// The ledger as the next reviewer's prompt carries it, with SPEC §21's instructions;
+    /// empty when the cycle has no findings yet.
+    pub fn for_prompt(&self, review: &str, task: Option<u64>, iteration: u64) -> String {
+        let Some(c) = self.cycle(review, task).filter(|_| iteration > 1) else {
+            return String::new();
+        };
+        if c.findings.is_empty() {
+            return String::new();
+        }
+        let mut text = String::from(
+            "- The findings ledger of this cycle (id, status, text, and the agent's answer):\n",
+        );
+        for f in &c.findings {
+            let answer = f
+                .answer
+                .as_deref()
+                .map(|a| format!(" — agent: {a}"))
+                .unwrap_or_default();
+            text.push_str(&format!(
+                "  - {} [{}] {}{answer}\n",
+                f.id,
+                f.status.as_str(),
+                f.text.replace('\n', " ")
+            ));
+        }
+        text.push_str(
+            "  Verify every `fixed` finding in the work itself: list the ids you confirmed in `resolved`, and the \
+             ids that are not really fixed in `reopened`, with the evidence in your review. Do not raise a \
+             `dismissed` finding again unless you have new evidence (then reopen it and give that evidence). \
+             Report every new finding you have in this one review, not a few at a time: `findings` holds only \
+             findings that are not in this ledger.\n",
+        );
+        text
+    }
+}
+
+/// Whether `said` names the finding `id` (`F3`, `f3`, `[F3]`).
+fn same_id(said: &str, id: &str) -> bool {
+    said.trim()
+        .trim_matches(|c| c == '[' || c == ']')
+        .eq_ignore_ascii_case(id)
+}
+
+/// The answer to `id` in a post-review: the rest of the first line that starts with the
+/// id (after list markers and emphasis), e.g. `- **F2**: fixed, added the test`.
+fn answer_line(text: &str, id: &str) -> Option<String> {
+    text.lines().find_map(|line| {
+        let l = line
+            .trim_start()
+            .trim_start_matches(['-', '*', '+', '#', '>', ' ', '|', '`', '['])
+            .trim_start();
+        let rest = l
+            .get(..id.len())
+            .filter(|head| head.eq_ignore_ascii_case(id))?;
+        let after = &l[rest.len()..];
+        // `F1` must not match `F12`.
+        if after.starts_with(|c: char| c.is_ascii_digit()) {
+            return None;
+        }
+        let answer = after
+            .trim_start_matches(['*', '`', ']', ':', ' ', '-', '—', '|', '.'])
+            .trim();
+        Some(if answer.is_empty() {
+            "answered".into()
+        } else {
+            answer.into()
+        })
+    })
+}
+
+/// An answer that declines the finding.
+fn dismisses(answer: &str) -> bool {
+    let a = answer.to_lowercase().replace('\u{2019}', "'");
+    [
+        "won't fix",
+        "wont fix",
+        "will not fix",
+        "not fixing",
+        "not fixed",
+    ]
+    .iter()
+    .any(|k| a.contains(k))
+        || ["dismiss", "disagree", "not a problem"]
+            .iter()
+            .any(|k| a.starts_with(k))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn s(items: &[&str]) -> Vec<String> {
+        items.iter().map(|t| t.to_string()).collect()
+    }
+
+    #[test]
+    fn findings_get_stable_ids_per_cycle_and_a_new_cycle_starts_from_f1() {
+        let mut l = Ledger::default();
+        let added = l.record_review("plan-review", None, 1, &s(&["No tests", "Typo"]), &[], &[]);
+        assert_eq!(added[0], ("F1".to_string(), "No tests".to_string()));
+        assert_eq!(added[1].0, "F2");
+        let added = l.record_review("plan-review", None, 2, &s(&["Missing config"]), &[], &[]);
+        assert_eq!(added[0].0, "F3");
+        let added = l.record_review("code-review", Some(1), 1, &s(&["Leak"]), &[], &[]);
+        assert_eq!(added[0].0, "F1");
+        assert_eq!(l.cycles.len(), 2);
+    }
+
+    #[test]
+    fn post_reviews_answer_open_ids_and_unanswered_ones_are_reported() {
+        let mut l = Ledger::default();
+        l.record_review(
+            "plan-review",
+            None,
+            1,
+            &s(&["No tests", "Typo", "Naming"]),
+            &[],
+            &[],
+        );
+        let post = "# Post-review\n\n- **F1**: fixed — added tests for the parser\n- F2: won't fix — the word is correct British spelling\n";
+        assert_eq!(l.record_post_review("plan-review", None, post), ["F3"]);
+        let c = l.cycle("plan-review", None).unwrap();
+        assert_eq!(c.findings[0].status, Status::Fixed);
+        assert_eq!(
+            c.findings[0].answer.as_deref(),
+            Some("fixed — added tests for the parser")
+        );
+        assert_eq!(c.findings[1].status, Status::Dismissed);
+        assert_eq!(c.findings[2].status, Status::Open);
+    }
+
+    #[test]
+    fn f1_does_not_answer_f12() {
+        assert_eq!(answer_line("F12: fixed", "F1"), None);
+        assert_eq!(answer_line("F12: fixed", "F12").as_deref(), Some("fixed"));
+    }
+
+    #[test]
+    fn reviewers_resolve_and_reopen_by_id_and_the_counts_follow() {
+        let mut l = Ledger::default();
+        l.record_review("tasks-review", None, 1, &s(&["A", "B", "C"]), &[], &[]);
+        l.record_post_review(
+            "tasks-review",
+            None,
+            "F1: fixed\nF2: fixed\nF3: won't fix, out of scope\n",
+        );
+        l.record_review(
+            "tasks-review",
+            None,
+            2,
+            &s(&["D"]),
+            &s(&["F1"]),
+            &s(&["f2"]),
+        );
+        assert_eq!(
+            l.counts("tasks-review", None),
+            Counts {
+                opened: 4,
+                fixed: 1,
+                dismissed: 1,
+                reopened: 1,
+                open: 2
+            }
+        );
+        assert_eq!(
+            l.cycle("tasks-review", None).unwrap().new_per_review,
+            [(1, 3), (2, 1)]
+        );
+    }
+
+    #[test]
+    fn the_prompt_carries_each_finding_its_status_and_answer_with_the_instructions() {
+        let mut l = Ledger::default();
+        l.record_review("plan-review", None, 1, &s(&["No tests", "Typo"]), &[], &[]);
+        l.record_post_review(
+            "plan-review",
+            None,
+            "F1: fixed — added tests\nF2: won't fix — intended\n",
+        );
+        let p = l.for_prompt("plan-review", None, 2);
+        assert!(
+            p.contains("  - F1 [fixed] No tests — agent: fixed — added tests\n"),
+            "{p}"
+        );
+        assert!(
+            p.contains("  - F2 [dismissed] Typo — agent: won't fix — intended\n"),
+            "{p}"
+        );
+        assert!(
+            p.contains("`resolved`")
+                && p.contains("`reopened`")
+                && p.contains("in this one review")
+        );
+        assert_eq!(l.for_prompt("plan-review", None, 1), "");
+    }
+
+    #[test]
+    fn a_text_review_names_resolved_and_reopened_ids_on_their_own_lines() {
+        let v = Verified::from_text(
+            "## Review\n\n**RESOLVED:** F1, F3\nReopened: `F2` (still no test)\nF9 is mentioned here\nVERDICT: FAIL\n",
+        );
+        assert_eq!(v.resolved, ["F1", "F3"]);
+        assert_eq!(v.reopened, ["F2"]);
+        assert_eq!(Verified::from_text("nothing"), Verified::default());
+    }
+
+    #[test]
+    fn the_ledger_reads_back_what_it_wrote() {
+        let mut l = Ledger::default();
+        l.record_review("plan-review", None, 1, &s(&["No tests"]), &[], &[]);
+        assert_eq!(Ledger::parse(l.to_json().as_bytes()), Some(l));
+        assert_eq!(Ledger::parse(b"nope"), None);
+    }
+}

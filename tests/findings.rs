@@ -1,0 +1,92 @@
+//! SPEC §21: the findings ledger through the real binaries with a fake reviewer: ids in
+//! the review file and the block text, answers by id in the post-review (unanswered ids
+//! reported), the reviewer's reopen/resolve, the next prompt, validation and status.
+
+use crate::support::{Fake, Project, Shape, due};
+use serde_json::json;
+
+const REVIEW_2: &str = r#"{"type":"result","subtype":"success","is_error":false,"result":"{}",
+    "structured_output":{"verdict":"FAIL","summary":"F1 is not fixed; one more.","findings":["The README is stale"],
+    "resolved":[],"reopened":["F1"]}}"#;
+
+#[test]
+fn findings_keep_their_ids_across_a_cycle_and_status_counts_them() {
+    let p = Project::new().plan("p").state(due("plan-review")).reviewer(
+        &Fake::fail().file(None).shape(Shape::Review {
+            verdict: "FAIL",
+            summary: "Two problems.",
+            findings: &["Step 2 has no test", "The name is unclear"],
+        }),
+    );
+    let reason = p.stop().reason();
+    assert!(
+        reason.contains("- F1: Step 2 has no test") && reason.contains("- F2: The name is unclear"),
+        "{reason}"
+    );
+    assert!(p.read("plan-review-1.md").starts_with(
+        "> Finding ids (answer each in the post-review, e.g. `F1: fixed — how`):\n> - F1: Step 2 has no test\n> - F2: The name is unclear\n"
+    ));
+    // The agent answers F1 only.
+    std::fs::write(
+        p.plan_dir().join("plan-post-review-1.md"),
+        "# Post-review\n\n- **F1**: fixed — added a test step\n",
+    )
+    .unwrap();
+    p.run_taskie(&["validate"]).ok();
+    p.set_reviewer(&Fake::fail().file(None).shape(Shape::Raw(REVIEW_2)));
+    let reason = p.stop().reason();
+    assert!(reason.contains("- F3: The README is stale"), "{reason}");
+    assert!(
+        reason.contains(
+            "plan-post-review-1.md did not answer F2 by id, so the findings ledger keeps it open."
+        ),
+        "{reason}"
+    );
+    let prompt = p.reviewer_args().last().unwrap().clone();
+    assert!(
+        prompt.contains("  - F1 [fixed] Step 2 has no test — agent: fixed — added a test step\n")
+            && prompt.contains("  - F2 [open] The name is unclear\n"),
+        "{prompt}"
+    );
+    let j = p.taskie_json(&["status", "--json"]);
+    assert_eq!(
+        j["findings"],
+        json!({"opened": 3, "fixed": 0, "dismissed": 0, "reopened": 1, "open": 3})
+    );
+    assert_eq!(
+        (
+            &j["reviews"][0]["new_findings"],
+            &j["reviews"][1]["new_findings"]
+        ),
+        (&json!(2), &json!(1))
+    );
+    let text = p.run_taskie(&["status"]).ok().to_string();
+    assert!(
+        text.contains("Findings  3 opened, 0 fixed, 0 dismissed, 1 reopened, 3 open")
+            && text.contains(", 2 new findings"),
+        "{text}"
+    );
+}
+
+#[test]
+fn a_finding_the_agent_will_not_fix_is_counted_as_dismissed_and_not_open() {
+    let p = Project::new().plan("p").state(due("plan-review")).reviewer(
+        &Fake::fail().file(None).shape(Shape::Review {
+            verdict: "FAIL",
+            summary: "One.",
+            findings: &["Use tabs"],
+        }),
+    );
+    p.stop();
+    std::fs::write(
+        p.plan_dir().join("plan-post-review-1.md"),
+        "F1: won't fix — the project uses spaces\n",
+    )
+    .unwrap();
+    p.set_reviewer(&Fake::pass());
+    p.stop();
+    let j = p.taskie_json(&["status", "--json"]);
+    assert_eq!(j["findings"]["dismissed"], 1);
+    // Only what review 2 raised is open.
+    assert_eq!(j["findings"]["open"], j["reviews"][1]["new_findings"]);
+}
