@@ -146,6 +146,7 @@ impl Story {
         let (a, r, h) = (agent.clone(), reviewer.clone(), hold.clone());
         let api = FakeApi::start(move |req| {
             if is_reviewer(req) {
+                r.record_start(req);
                 if req.assistant_turns() == 0 {
                     h.pass(&Reviewer::review_file(req).unwrap_or_default());
                 }

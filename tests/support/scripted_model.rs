@@ -789,6 +789,16 @@ impl Reviewer {
         self.troubles.lock().unwrap().clone()
     }
 
+    /// Records that a review started: called for a review's first request as it arrives,
+    /// before anything may hold it, so a held request that is answered late (after its
+    /// CLI was killed) is counted when it happened, not when it is let go.
+    pub fn record_start(&self, req: &Request) {
+        if req.assistant_turns() == 0 {
+            let file = Reviewer::review_file(req).unwrap_or_default();
+            self.started.lock().unwrap().push(file);
+        }
+    }
+
     /// The review file the prompt of `req` asks for.
     pub fn review_file(req: &Request) -> Option<String> {
         let prompt = req.first_user_text();
@@ -807,7 +817,6 @@ impl Reviewer {
             .unwrap_or_default();
         match req.assistant_turns() {
             0 => {
-                self.started.lock().unwrap().push(file.clone());
                 // Read what the prompt lists, all at once.
                 let listed: Vec<String> = prompt
                     .split("- Read these files first:\n")
