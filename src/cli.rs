@@ -198,7 +198,7 @@ pub struct HookCli {
     pub args: HookArgs,
 }
 
-#[derive(Debug, Clone, Args)]
+#[derive(Debug, Clone, Default, Args)]
 pub struct HookArgs {
     /// Report what the hook would do, without running the reviewer or writing anything.
     #[arg(long)]
@@ -233,6 +233,11 @@ fn guardian_role() {
 /// broken setup can never trap the user (SPEC §4).
 pub fn hook_main() {
     guardian_role();
+    // The registered command passes no arguments: building clap's command (with its
+    // generated help) would be most of a stop's own work (docs/performance.md).
+    if std::env::args_os().len() <= 1 {
+        return run_hook(&HookArgs::default());
+    }
     match HookCli::try_parse() {
         Ok(cli) => run_hook(&cli.args),
         Err(e) => {

@@ -20,3 +20,10 @@ pub mod model;
 pub mod paint;
 pub mod reviewer;
 pub mod store;
+
+/// musl's allocator maps and unmaps a page for nearly every new size class, which costs a
+/// short-lived hook more than its own work; dlmalloc (the one std uses on wasm) takes
+/// memory in large pieces (docs/performance.md has the measurement).
+#[cfg(target_env = "musl")]
+#[global_allocator]
+static ALLOCATOR: dlmalloc::GlobalDlmalloc = dlmalloc::GlobalDlmalloc;

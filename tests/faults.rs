@@ -165,8 +165,8 @@ fn state_is_old_or_new_after_a_kill_at_every_step_of_the_write() {
 }
 
 /// The reviewer (a shell) and what it started (a long `sleep`, like a test run started by a
-/// real reviewer) both die with the hook: the reviewer by its parent-death signal (Linux),
-/// the grandchild by the guardian that kills the reviewer's process group (src/reviewer/guardian.rs).
+/// real reviewer) both die with the hook: the guardian kills the reviewer's process group
+/// (src/reviewer/guardian.rs).
 #[test]
 fn a_killed_hook_takes_its_reviewer_and_its_children_down() {
     let p = Project::new().plan("p").state(due("plan-review"));

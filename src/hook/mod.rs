@@ -336,8 +336,11 @@ fn run_plan(event: &Event, project: &Project, plan: String, host: &Host) -> Fini
             // SPEC §21: the post-review before this review answers the open findings by
             // id; the ledger is written before the reviewer starts, whose prompt carries it.
             let mut ledger = snapshot::findings(&dir);
+            let read = ledger.clone();
             let unanswered = post_review_answers(&mut ledger, &facts, &due, &dir);
-            write_findings(&dir, &ledger);
+            if ledger != read {
+                write_findings(&dir, &ledger);
+            }
             let mut run = reviewer::review(project, &facts, &due, &config, &start);
             lock.clear();
             if let Reviewed::Verdict {

@@ -1,8 +1,8 @@
 //! The guardian: what keeps a reviewer, and everything it started, from outliving a
 //! `kill -9` of the hook.
 //!
-//! The parent-death signal (set in `process.rs`) reaches only the reviewer itself; what it
-//! started (a build, a test run) would be orphaned and keep running with the reviewer's
+//! A parent-death signal (`process.rs` sets one when no guardian could start) reaches only
+//! the reviewer itself; what it started (a build, a test run) would be orphaned and keep running with the reviewer's
 //! permissions. So before the reviewer exists, the hook starts its own binary again in the
 //! guardian role ([`ROLE_ARG`]), as the leader of a new process group, with its stdin a
 //! pipe whose only write end the hook holds. The reviewer is then spawned into that group.

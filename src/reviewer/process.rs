@@ -222,8 +222,13 @@ fn spawn(spec: &Spec, group: Option<Pid>) -> io::Result<Child> {
         // A group of its own (with its guardian), so a timeout can signal the reviewer and
         // everything it started at once.
         .process_group(group.map_or(0, Pid::as_raw_pid));
+    // Guarded, the guardian already takes the reviewer down with the hook; unguarded, the
+    // parent-death signal is all there is. Without a pre-exec step std can start the
+    // reviewer with posix_spawn, much cheaper than a fork of the hook.
     #[cfg(target_os = "linux")]
-    set_parent_death_signal(&mut cmd);
+    if group.is_none() {
+        set_parent_death_signal(&mut cmd);
+    }
     cmd.spawn()
 }
 

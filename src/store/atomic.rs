@@ -169,19 +169,21 @@ pub fn remove_stale_leftovers(dir: &Path, age: Duration) {
     let Ok(entries) = std::fs::read_dir(dir) else {
         return;
     };
-    for entry in entries.flatten() {
+    // The name first: a log directory holds a file per review run, and only the rare
+    // temporary one is worth a stat.
+    let temp = entries.flatten().filter(|e| {
+        e.file_name()
+            .as_encoded_bytes()
+            .starts_with(TEMP_PREFIX.as_bytes())
+    });
+    for entry in temp {
         let stale = entry
             .metadata()
             .ok()
             .and_then(|m| m.modified().ok())
             .and_then(|t| t.elapsed().ok())
             .is_some_and(|e| e > age);
-        if stale
-            && entry
-                .file_name()
-                .as_encoded_bytes()
-                .starts_with(TEMP_PREFIX.as_bytes())
-        {
+        if stale {
             let _ = std::fs::remove_file(entry.path());
         }
     }

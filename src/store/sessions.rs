@@ -155,6 +155,11 @@ pub fn bind(project: &Project, session: &SessionId, plan: &str) -> std::io::Resu
             dir.display()
         )));
     }
+    // Already this session's plan: nobody else holds it (binding it took it from them),
+    // so a review stop of a bound session writes nothing here.
+    if read(&file(project, session)).is_some_and(|(b, _)| b.plan == plan) {
+        return Ok(());
+    }
     crate::store::project::create_runtime_dir(&dir)?;
     let now = SystemTime::now();
     if let Ok(entries) = std::fs::read_dir(&dir) {
@@ -257,5 +262,20 @@ mod tests {
         assert_eq!(bound_plan(&p, &s1), None, "s2 took plan a over");
         assert_eq!(bound_plan(&p, &s2).as_deref(), Some("a"));
         assert!(!file(&p, &s3).exists(), "unused for a week: pruned");
+    }
+
+    #[test]
+    fn binding_a_session_again_to_its_own_plan_rewrites_nothing() {
+        let (_t, p) = project();
+        let s1 = SessionId::parse("s1").unwrap();
+        bind(&p, &s1, "a").unwrap();
+        let path = file(&p, &s1);
+        // A marker no bind would write: a rewrite would replace it.
+        std::fs::write(&path, "{\"plan\": \"a\", \"bound_at\": \"marker\"}\n").unwrap();
+        bind(&p, &s1, "a").unwrap();
+        assert!(std::fs::read_to_string(&path).unwrap().contains("marker"));
+        bind(&p, &s1, "b").unwrap();
+        assert_eq!(bound_plan(&p, &s1).as_deref(), Some("b"));
+        assert!(!std::fs::read_to_string(&path).unwrap().contains("marker"));
     }
 }
