@@ -335,12 +335,16 @@ fn hooks_json_runs_the_launcher_as_a_stop_command_with_a_1800_second_timeout() {
     assert_eq!(h["type"], "command");
     assert_eq!(h["timeout"], 1800);
     assert!(h["statusMessage"].as_str().is_some_and(|m| !m.is_empty()));
+    // Sourced into the shell Claude Code starts for the command, with the plugin named:
+    // one shell, no second one for the launcher (docs/distribution.md).
     let command = h["command"].as_str().unwrap();
-    assert!(command.contains("${CLAUDE_PLUGIN_ROOT}"), "{command}");
+    let path = command
+        .strip_prefix("TASKIE_PLUGIN_ROOT=\"${CLAUDE_PLUGIN_ROOT}\" . \"")
+        .and_then(|rest| rest.strip_suffix('"'))
+        .unwrap_or_else(|| panic!("a sourced launcher: {command}"));
     let root = repo().to_string_lossy().into_owned();
-    let expanded = command.replace("${CLAUDE_PLUGIN_ROOT}", &root);
-    let path = expanded.trim_matches('"');
-    let meta = std::fs::metadata(path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let path = path.replace("${CLAUDE_PLUGIN_ROOT}", &root);
+    let meta = std::fs::metadata(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
     use std::os::unix::fs::PermissionsExt;
     assert!(
         meta.permissions().mode() & 0o111 != 0,
@@ -399,6 +403,29 @@ impl PluginCopy {
             use std::io::Write;
             let mut stdin_pipe = child.stdin.take().unwrap();
             // The launcher may exit without reading; a closed pipe is fine.
+            let _ = stdin_pipe.write_all(stdin.as_bytes());
+        }
+        child.wait_with_output().unwrap().into()
+    }
+
+    /// Runs the launcher as a program, the way a hook entry written by hand names it:
+    /// no CLAUDE_PLUGIN_ROOT, and a TASKIE_PLUGIN_ROOT inherited from elsewhere.
+    fn run_program(&self, stdin: &str, env: &[(&str, &str)]) -> crate::support::Run {
+        let mut cmd = Command::new(self.root.join("hooks/taskie-stop-hook"));
+        cmd.env_clear()
+            .env("PATH", format!("{}:/usr/bin:/bin", self.bin.display()))
+            .env("TASKIE_PLUGIN_ROOT", "/nonexistent/elsewhere")
+            .current_dir(self.root.parent().unwrap())
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped());
+        for (k, v) in env {
+            cmd.env(k, v);
+        }
+        let mut child = cmd.spawn().unwrap();
+        {
+            use std::io::Write;
+            let mut stdin_pipe = child.stdin.take().unwrap();
             let _ = stdin_pipe.write_all(stdin.as_bytes());
         }
         child.wait_with_output().unwrap().into()
@@ -565,6 +592,36 @@ fn the_launcher_hands_the_event_over_whatever_the_version_and_path() {
             .is_some_and(|m| m.contains("does not match the Taskie plugin 0.0.1-other")),
         "{}",
         run.stdout
+    );
+}
+
+/// Run as a program (a hook entry that names the launcher's path), the launcher finds
+/// the plugin from its own path: the version notice names the copy's plugin.json, and
+/// the fallback build is the copy's own.
+#[test]
+fn the_launcher_run_as_a_program_finds_the_plugin_from_its_own_path() {
+    let plugin = PluginCopy::new();
+    std::fs::create_dir_all(plugin.root.join(".claude-plugin")).unwrap();
+    std::fs::write(
+        plugin.root.join(".claude-plugin/plugin.json"),
+        r#"{"name": "taskie", "version": "0.0.2-copy"}"#,
+    )
+    .unwrap();
+    plugin.link_hook_into(&plugin.root.join("target/release"));
+    let cache = tempfile::tempdir().unwrap();
+    let event = json!({"hook_event_name": "Stop", "cwd": cache.path(), "session_id": "s-9"});
+    let run = plugin.run_program(
+        &event.to_string(),
+        &[("XDG_CACHE_HOME", cache.path().to_str().unwrap())],
+    );
+    assert_eq!(run.code, Some(0), "stderr: {}", run.stderr);
+    assert!(
+        run.answer()["systemMessage"]
+            .as_str()
+            .is_some_and(|m| m.contains("does not match the Taskie plugin 0.0.2-copy")),
+        "{} {}",
+        run.stdout,
+        run.stderr
     );
 }
 
