@@ -756,20 +756,33 @@ fn init_with_a_zero_budget_says_the_next_stop_is_a_hard_stop() {
     assert!(!status.contains("$-0"), "{status}");
 }
 
-/// The files a stop forced to disk, in order (test builds trace each fsync), after
-/// checking the review ran (iteration 1 recorded).
+/// What a stop forced to disk, in order: each finished fsync ("fsync <file>") and each
+/// durable rename ("rename <file>"), which test builds trace, after checking the review
+/// ran (iteration 1 recorded). The review file and the new state.json are synced at the
+/// same time, so those two come in either order: they are returned sorted.
 fn fsyncs(p: Project) -> Vec<String> {
-    let p = p.env("TASKIE_TEST_PAUSE_AT", "trace:fsync");
+    fsyncs_with(p, "trace:fsync")
+}
+
+/// [`fsyncs`] with `directives` for the test pause points (they include trace:fsync).
+fn fsyncs_with(p: Project, directives: &str) -> Vec<String> {
+    let p = p.env("TASKIE_TEST_PAUSE_AT", directives);
     let run = p.run_hook(
         json!({"hook_event_name": "Stop", "stop_hook_active": false, "session_id": "s-fsync"}),
     );
     let _ = run.answer();
     assert_eq!(p.state_json()["phase_iteration"], 1, "{}", run.stderr);
-    run.stderr
+    let mut traced: Vec<String> = run
+        .stderr
         .lines()
-        .filter_map(|l| l.strip_prefix("taskie-hook: test fsync "))
+        .filter_map(|l| l.strip_prefix("taskie-hook: test "))
+        .filter(|l| l.starts_with("fsync ") || l.starts_with("rename "))
         .map(str::to_owned)
-        .collect()
+        .collect();
+    if traced.len() >= 2 {
+        traced[..2].sort();
+    }
+    traced
 }
 
 #[test]
@@ -777,7 +790,13 @@ fn a_review_forces_only_its_review_file_then_state_json_to_disk() {
     // SPEC §5 step 18, issue 20: every other write around a review (the writability
     // probe, the session binding, the reviewer log, the spend ledger, the block count)
     // survives a kill by its rename and is not worth an fsync at every review.
-    let want = ["plan-review-1.md", "state.json", "p"];
+    // Both files are on disk before the rename that makes the new state the state.
+    let want = [
+        "fsync plan-review-1.md",
+        "fsync state.json",
+        "rename state.json",
+        "fsync p",
+    ];
     let single = plan_review(json!({"max_cost_usd": 5.0}));
     assert_eq!(fsyncs(single), want);
     let panel = plan_review(
@@ -787,6 +806,23 @@ fn a_review_forces_only_its_review_file_then_state_json_to_disk() {
     .codex(&Vendor::fail())
     .gemini(&Vendor::pass());
     assert_eq!(fsyncs(panel), want);
+}
+
+#[test]
+fn the_state_is_renamed_only_once_the_review_file_is_on_disk_however_slow_its_sync() {
+    // The review file's fsync runs beside the state's own writes (issue 20); made 300 ms
+    // slower, it still finishes before the rename that makes the state point to it.
+    let p = plan_review(json!({}));
+    let traced = fsyncs_with(p, "trace:fsync,slow:fsync:plan-review-1.md");
+    assert_eq!(
+        traced,
+        [
+            "fsync plan-review-1.md",
+            "fsync state.json",
+            "rename state.json",
+            "fsync p"
+        ]
+    );
 }
 
 #[test]

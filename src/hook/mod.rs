@@ -289,6 +289,8 @@ fn run_plan(event: &Event, project: &Project, plan: String, host: &Host) -> Fini
         let ledger = snapshot::ledger(&dir, &plan);
         let _ = atomic::replace(&dir.join(SPEND_FILE), ledger.to_json().as_bytes());
     }
+    // The review file's fsync, under way while the ledgers and the state are written.
+    let mut review_sync: Option<atomic::Pending> = None;
     let outcome = match decide::decide(&facts) {
         Step::Done(outcome) => outcome,
         Step::HardStop(stop, record) => hard_stop(project, &facts, stop, record, true),
@@ -314,8 +316,14 @@ fn run_plan(event: &Event, project: &Project, plan: String, host: &Host) -> Fini
                     _lock: None,
                 };
             }
-            // Temporary files of writers killed long ago (reviewer logs, diagnostics).
-            atomic::remove_stale_leftovers(&logs, STALE_TEMP_AGE);
+            // Temporary files of writers killed long ago (reviewer logs, diagnostics),
+            // removed while the reviewer runs: the hook only waits then.
+            let sweep = {
+                let logs = logs.clone();
+                std::thread::Builder::new()
+                    .name("taskie-sweep".into())
+                    .spawn(move || atomic::remove_stale_leftovers(&logs, STALE_TEMP_AGE))
+            };
             let config = reviewer::Config::from_env(&mut |w| eprintln!("taskie-hook: {w}"));
             let before = state_bytes(&state_path).ok().flatten();
             let start = reviewer::start(project, &facts, &due);
@@ -342,6 +350,9 @@ fn run_plan(event: &Event, project: &Project, plan: String, host: &Host) -> Fini
                 write_findings(&dir, &ledger);
             }
             let mut run = reviewer::review(project, &facts, &due, &config, &start);
+            if let Ok(sweep) = sweep {
+                let _ = sweep.join();
+            }
             lock.clear();
             if let Reviewed::Verdict {
                 findings, verified, ..
@@ -370,13 +381,11 @@ fn run_plan(event: &Event, project: &Project, plan: String, host: &Host) -> Fini
                     .with_note(&message::unanswered(&due.post_file_before(), &unanswered));
             }
             // SPEC §5 step 18: the review file is on disk before the state that points to
-            // it (state.json's own write then makes both directory entries durable). The
-            // only fsyncs of a review: this one and state.json's.
-            if matches!(run.reviewed, Reviewed::Verdict { .. })
-                && outcome.write.is_some()
-                && let Err(e) = atomic::sync_file(&dir.join(&due.review_file))
-            {
-                eprintln!("taskie-hook: could not sync the review file: {e}");
+            // it (state.json's own write waits for this sync before its rename, then makes
+            // both directory entries durable). The only fsyncs of a review: this one and
+            // state.json's, which the disk does at the same time.
+            if matches!(run.reviewed, Reviewed::Verdict { .. }) && outcome.write.is_some() {
+                review_sync = Some(atomic::sync_file_in_background(dir.join(&due.review_file)));
             }
             // What the run cost is recorded whatever the decision (SPEC §18): in the
             // ledger first (money spent stays spent even if the state write is lost),
@@ -422,10 +431,15 @@ fn run_plan(event: &Event, project: &Project, plan: String, host: &Host) -> Fini
             }
         }
     };
+    let mut review_synced = || {
+        if let Some(Err(e)) = review_sync.take().map(atomic::Pending::wait) {
+            eprintln!("taskie-hook: could not sync the review file: {e}");
+        }
+    };
     let answer = match &outcome.write {
         Some(state) => {
             atomic::pause_point("before-state-write", &state_path);
-            match atomic::write(&state_path, state.to_json().as_bytes()) {
+            match atomic::write_after(&state_path, state.to_json().as_bytes(), &mut review_synced) {
                 Ok(()) => {
                     atomic::pause_point("after-state-write", &state_path);
                     outcome.answer
@@ -435,6 +449,7 @@ fn run_plan(event: &Event, project: &Project, plan: String, host: &Host) -> Fini
         }
         None => outcome.answer,
     };
+    review_synced();
     Finished {
         answer,
         event: Some((logs, outcome.record)),

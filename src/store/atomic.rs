@@ -9,7 +9,7 @@
 use std::fs::Permissions;
 use std::io::{self, Write};
 use std::os::unix::fs::PermissionsExt;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use crate::model::plan_file::TEMP_PREFIX;
@@ -20,14 +20,21 @@ use crate::model::plan_file::TEMP_PREFIX;
 /// The new file keeps the permission bits of the file it replaces; a file that did not
 /// exist gets 0666 less the umask, as any newly created file does.
 pub fn write(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    rewrite(path, bytes, true)
+    rewrite(path, bytes, true, || {})
+}
+
+/// [`write`], calling `before_rename` once the new content is on disk and before it
+/// replaces the old: there the caller waits for what must be durable before the file that
+/// points to it (a review file being synced meanwhile, [`sync_file_in_background`]).
+pub fn write_after(path: &Path, bytes: &[u8], before_rename: impl FnOnce()) -> io::Result<()> {
+    rewrite(path, bytes, true, before_rename)
 }
 
 /// Replaces `path` with `bytes` so that a kill of the process at any instant leaves either
 /// the old or the new content; nothing is forced to disk, so a crash of the machine soon
 /// after may leave the old one. Same permission rules as [`write`].
 pub fn replace(path: &Path, bytes: &[u8]) -> io::Result<()> {
-    rewrite(path, bytes, false)
+    rewrite(path, bytes, false, || {})
 }
 
 /// Forces the content of an existing regular file to disk (a review file the reviewer
@@ -38,7 +45,42 @@ pub fn sync_file(path: &Path) -> io::Result<()> {
     sync(&file, path)
 }
 
-fn rewrite(path: &Path, bytes: &[u8], durable: bool) -> io::Result<()> {
+/// A [`sync_file`] under way on a thread of its own, so that the disk flushes it and the
+/// caller's next writes at the same time; [`Pending::wait`] gives its outcome.
+pub struct Pending(Result<std::thread::JoinHandle<io::Result<()>>, io::Result<()>>);
+
+/// Starts [`sync_file`] of `path` on another thread (on this one if no thread can start).
+pub fn sync_file_in_background(path: PathBuf) -> Pending {
+    let sync = {
+        let path = path.clone();
+        move || sync_file(&path)
+    };
+    match std::thread::Builder::new()
+        .name("taskie-sync".into())
+        .spawn(sync)
+    {
+        Ok(handle) => Pending(Ok(handle)),
+        Err(_) => Pending(Err(sync_file(&path))),
+    }
+}
+
+impl Pending {
+    pub fn wait(self) -> io::Result<()> {
+        match self.0 {
+            Ok(handle) => handle
+                .join()
+                .unwrap_or_else(|_| Err(io::Error::other("the sync thread panicked"))),
+            Err(done) => done,
+        }
+    }
+}
+
+fn rewrite(
+    path: &Path,
+    bytes: &[u8],
+    durable: bool,
+    before_rename: impl FnOnce(),
+) -> io::Result<()> {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
@@ -64,8 +106,12 @@ fn rewrite(path: &Path, bytes: &[u8], durable: bool) -> io::Result<()> {
     if durable {
         sync(tmp.as_file(), path)?;
     }
+    before_rename();
     pause_point("before-rename", path);
     tmp.persist(path).map_err(|e| with_path(e.error, path))?;
+    if durable {
+        trace("rename", path);
+    }
     pause_point("after-rename", path);
     if durable {
         sync_dir(dir)?;
@@ -73,19 +119,28 @@ fn rewrite(path: &Path, bytes: &[u8], durable: bool) -> io::Result<()> {
     Ok(())
 }
 
-/// fsync, naming `path` (the file the data is for) in its error. Test builds announce each
-/// one on stderr when `TASKIE_TEST_PAUSE_AT` is `trace:fsync`, so a test can check which
-/// files a stop forces to disk, and in which order.
+/// fsync, naming `path` (the file the data is for) in its error.
 fn sync(file: &std::fs::File, path: &Path) -> io::Result<()> {
+    pause_point("fsync", path);
+    let synced = file.sync_all().map_err(|e| with_path(e, path));
+    trace("fsync", path);
+    synced
+}
+
+/// Test builds announce each finished fsync, and each durable rename, on stderr when
+/// `TASKIE_TEST_PAUSE_AT` is `trace:fsync`, so a test can check which files a stop forces
+/// to disk, and what is on disk before a rename.
+fn trace(what: &str, path: &Path) {
     #[cfg(debug_assertions)]
     if crate::env::Var::TestPauseAt
         .raw()
-        .is_some_and(|v| v == "trace:fsync")
+        .is_some_and(|v| v.to_string_lossy().split(',').any(|d| d == "trace:fsync"))
     {
         let name = path.file_name().unwrap_or_default().to_string_lossy();
-        eprintln!("taskie-hook: test fsync {name}");
+        eprintln!("taskie-hook: test {what} {name}");
     }
-    file.sync_all().map_err(|e| with_path(e, path))
+    #[cfg(not(debug_assertions))]
+    let _ = (what, path);
 }
 
 /// Test-only: when `TASKIE_TEST_PAUSE_AT` is `<point>:<file name>` (e.g.
@@ -95,24 +150,32 @@ fn sync(file: &std::fs::File, path: &Path) -> io::Result<()> {
 /// name>` panics there instead, to prove that a panic never reaches the user
 /// (tests/hook.rs). `mark:<point>:<file name>` only announces it and goes on, so a test can
 /// aim kills at the instants that follow (tests/kill_soak.rs). `slow:<point>:<file name>`
-/// makes that step take 300 ms longer, so a test can tell what waits for it. Compiled only with debug assertions, as `cargo test` builds the
+/// makes that step take 300 ms longer, so a test can tell what waits for it. Several
+/// directives may be given, separated by commas. Compiled only with debug assertions, as `cargo test` builds the
 /// binaries; a release build has no such environment variable (docs/reliability.md).
 #[cfg(debug_assertions)]
 pub fn pause_point(point: &str, path: &Path) {
-    let Some(want) = crate::env::Var::TestPauseAt.raw() else {
+    let Some(wants) = crate::env::Var::TestPauseAt.raw() else {
         return;
     };
-    let want = want.to_string_lossy();
     let name = path.file_name().unwrap_or_default().to_string_lossy();
     let here = format!("{point}:{name}");
+    // Several directives, comma-separated: e.g. a slow step while fsyncs are traced.
+    for want in wants.to_string_lossy().split(',') {
+        pause_at(want, &here);
+    }
+}
+
+#[cfg(debug_assertions)]
+fn pause_at(want: &str, here: &str) {
     if want == here {
         eprintln!("taskie-hook: test pause at {here}");
         std::thread::sleep(Duration::from_secs(60));
-    } else if want.strip_prefix("panic:") == Some(here.as_str()) {
+    } else if want.strip_prefix("panic:") == Some(here) {
         panic!("test panic at {here}");
-    } else if want.strip_prefix("mark:") == Some(here.as_str()) {
+    } else if want.strip_prefix("mark:") == Some(here) {
         eprintln!("taskie-hook: test mark at {here}");
-    } else if want.strip_prefix("slow:") == Some(here.as_str()) {
+    } else if want.strip_prefix("slow:") == Some(here) {
         std::thread::sleep(Duration::from_millis(300));
     }
 }
