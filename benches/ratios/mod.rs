@@ -6,7 +6,8 @@
 //!
 //! Measures (target in brackets): a bound stop, `taskie-hook` run directly [1.5×]; the
 //! same stop as Claude Code runs it, the registered `hooks/hooks.json` command through
-//! `/bin/sh -c` [2.8×]; `taskie status` [3×] and a budgeted plan's stop [2×] with 20 MiB
+//! `/bin/sh -c` [2.8×], beside the client's shell alone (`/bin/sh -c true`, a reference: the
+//! part no launcher can save); `taskie status` [3×] and a budgeted plan's stop [2×] with 20 MiB
 //! of event logs; the hook's overhead around a review with a fake reviewer (hook minus the
 //! reviewer alone, same round) [6×], and around a panel of three [8×]; an unbound
 //! session's second stop at 2,000 plans [2×].
@@ -189,14 +190,24 @@ impl Measure {
         };
         let r = med(&self.ratios);
         println!(
-            "| {} | {} | {:.3} | {:.3} | {:.2}× | ≤ {}× | {} |",
+            "| {} | {} | {:.3} | {:.3} | {:.2}× | {} | {} |",
             self.name,
             self.ratios.len(),
             med(&self.floor_ms),
             med(&self.ms),
             r,
-            self.target,
-            if r <= self.target { "yes" } else { "no" }
+            if self.target.is_nan() {
+                "—".to_string()
+            } else {
+                format!("≤ {}×", self.target)
+            },
+            if self.target.is_nan() {
+                "reference"
+            } else if r <= self.target {
+                "yes"
+            } else {
+                "no"
+            }
         );
     }
 }
@@ -314,6 +325,12 @@ pub fn run(r: &Ratios) {
 
     let mut m_bound = Measure::new("bound stop, taskie-hook direct (1 plan)", 1.5);
     let mut m_sh = Measure::new("bound stop, the hooks.json command through /bin/sh -c", 2.8);
+    // What the client's own shell costs before any of Taskie runs: the part of the line
+    // above that no launcher can save (a dynamically linked sh).
+    let mut m_shell = Measure::new(
+        "reference: the client's shell alone, /bin/sh -c true",
+        f64::NAN,
+    );
     let mut m_status = Measure::new("taskie status, 20 MiB of logs", 3.0);
     let mut m_budget = Measure::new("budgeted plan's stop, 20 MiB of logs", 2.0);
     let mut m_second = Measure::new("unbound session's second stop, 2,000 plans", 2.0);
@@ -392,6 +409,18 @@ pub fn run(r: &Ratios) {
             m_sh.add(f, ms(v));
         }
 
+        let f = floor_once(&small, &bound_event);
+        let mut shell = Command::new("/bin/sh");
+        shell
+            .args(["-c", "true"])
+            .current_dir(&small)
+            .env_clear()
+            .env("PATH", &path);
+        let v = run_once(&mut shell, Some(&bound_event), empty, "the shell alone");
+        if keep {
+            m_shell.add(f, ms(v));
+        }
+
         let f = floor_once(&budgeted, &budget_event);
         let mut st = Command::new(&r.taskie);
         st.arg("status")
@@ -448,7 +477,7 @@ pub fn run(r: &Ratios) {
     );
     println!("|---|---|---|---|---|---|---|");
     for m in [
-        &m_bound, &m_sh, &m_status, &m_budget, &m_second, &m_review, &m_panel,
+        &m_bound, &m_sh, &m_shell, &m_status, &m_budget, &m_second, &m_review, &m_panel,
     ] {
         m.print();
     }
