@@ -388,44 +388,38 @@ impl PluginCopy {
         let mut cmd = Command::new("/bin/sh");
         cmd.arg("-c")
             .arg(command)
-            .env_clear()
-            .env("PATH", format!("{}:/usr/bin:/bin", self.bin.display()))
-            .env("CLAUDE_PLUGIN_ROOT", &self.root)
-            .current_dir(self.root.parent().unwrap())
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped());
-        for (k, v) in env {
-            cmd.env(k, v);
-        }
-        let mut child = cmd.spawn().unwrap();
-        {
-            use std::io::Write;
-            let mut stdin_pipe = child.stdin.take().unwrap();
-            // The launcher may exit without reading; a closed pipe is fine.
-            let _ = stdin_pipe.write_all(stdin.as_bytes());
-        }
-        child.wait_with_output().unwrap().into()
+            .env("CLAUDE_PLUGIN_ROOT", &self.root);
+        self.launch(cmd, stdin, env)
     }
 
     /// Runs the launcher as a program, the way a hook entry written by hand names it:
     /// no CLAUDE_PLUGIN_ROOT, and a TASKIE_PLUGIN_ROOT inherited from elsewhere.
     fn run_program(&self, stdin: &str, env: &[(&str, &str)]) -> crate::support::Run {
         let mut cmd = Command::new(self.root.join("hooks/taskie-stop-hook"));
+        cmd.env("TASKIE_PLUGIN_ROOT", "/nonexistent/elsewhere");
+        self.launch(cmd, stdin, env)
+    }
+
+    /// `cmd` with only the given environment, this copy's bin dir and the system ones on
+    /// PATH, run beside the plugin with `stdin` written to it.
+    fn launch(&self, mut cmd: Command, stdin: &str, env: &[(&str, &str)]) -> crate::support::Run {
+        let mut keep: Vec<(std::ffi::OsString, std::ffi::OsString)> = cmd
+            .get_envs()
+            .filter_map(|(k, v)| Some((k.to_owned(), v?.to_owned())))
+            .collect();
+        keep.extend(env.iter().map(|(k, v)| ((*k).into(), (*v).into())));
         cmd.env_clear()
             .env("PATH", format!("{}:/usr/bin:/bin", self.bin.display()))
-            .env("TASKIE_PLUGIN_ROOT", "/nonexistent/elsewhere")
+            .envs(keep)
             .current_dir(self.root.parent().unwrap())
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::piped());
-        for (k, v) in env {
-            cmd.env(k, v);
-        }
         let mut child = cmd.spawn().unwrap();
         {
             use std::io::Write;
             let mut stdin_pipe = child.stdin.take().unwrap();
+            // The launcher may exit without reading; a closed pipe is fine.
             let _ = stdin_pipe.write_all(stdin.as_bytes());
         }
         child.wait_with_output().unwrap().into()
