@@ -425,6 +425,16 @@ impl PluginCopy {
         child.wait_with_output().unwrap().into()
     }
 
+    /// Gives the copy a plugin manifest of version `version`.
+    fn set_version(&self, version: &str) {
+        std::fs::create_dir_all(self.root.join(".claude-plugin")).unwrap();
+        std::fs::write(
+            self.root.join(".claude-plugin/plugin.json"),
+            format!(r#"{{"name": "taskie", "version": "{version}"}}"#),
+        )
+        .unwrap();
+    }
+
     fn link_hook_into(&self, dir: &Path) {
         std::fs::create_dir_all(dir).unwrap();
         std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_taskie-hook"), dir.join("taskie-hook"))
@@ -517,12 +527,7 @@ fn the_launcher_runs_a_real_review_through_the_plugin_copy() {
 #[test]
 fn the_launcher_hands_the_event_over_whatever_the_version_and_path() {
     let plugin = PluginCopy::new();
-    std::fs::create_dir_all(plugin.root.join(".claude-plugin")).unwrap();
-    std::fs::write(
-        plugin.root.join(".claude-plugin/plugin.json"),
-        r#"{"name": "taskie", "version": "0.0.1-other"}"#,
-    )
-    .unwrap();
+    plugin.set_version("0.0.1-other");
     plugin.link_hook_into(&plugin.bin);
     let cache = tempfile::tempdir().unwrap();
     let notices = cache.path().join("taskie/notices");
@@ -595,12 +600,7 @@ fn the_launcher_hands_the_event_over_whatever_the_version_and_path() {
 #[test]
 fn the_launcher_run_as_a_program_finds_the_plugin_from_its_own_path() {
     let plugin = PluginCopy::new();
-    std::fs::create_dir_all(plugin.root.join(".claude-plugin")).unwrap();
-    std::fs::write(
-        plugin.root.join(".claude-plugin/plugin.json"),
-        r#"{"name": "taskie", "version": "0.0.2-copy"}"#,
-    )
-    .unwrap();
+    plugin.set_version("0.0.2-copy");
     plugin.link_hook_into(&plugin.root.join("target/release"));
     let cache = tempfile::tempdir().unwrap();
     let event = json!({"hook_event_name": "Stop", "cwd": cache.path(), "session_id": "s-9"});
