@@ -2,8 +2,8 @@
 //! `kill -9` of the hook.
 //!
 //! A parent-death signal (`process.rs` sets one when no guardian could start) reaches only
-//! the reviewer itself; what it started (a build, a test run) would be orphaned and keep running with the reviewer's
-//! permissions. So before the reviewer exists, the hook starts its own binary again in the
+//! the reviewer itself; what it started (a build, a test run) would be orphaned and keep
+//! running with the reviewer's permissions. So before the reviewer exists, the hook starts its own binary again in the
 //! guardian role ([`ROLE_ARG`]), as the leader of a new process group, with its stdin a
 //! pipe whose only write end the hook holds. The reviewer is then spawned into that group.
 //! One byte on the pipe means "finished normally, exit"; end-of-file means the hook is gone

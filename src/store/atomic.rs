@@ -47,7 +47,11 @@ pub fn sync_file(path: &Path) -> io::Result<()> {
 
 /// A [`sync_file`] under way on a thread of its own, so that the disk flushes it and the
 /// caller's next writes at the same time; [`Pending::wait`] gives its outcome.
-pub struct Pending(Result<std::thread::JoinHandle<io::Result<()>>, io::Result<()>>);
+pub enum Pending {
+    Running(std::thread::JoinHandle<io::Result<()>>),
+    /// No thread could start: synced on the caller's thread.
+    Done(io::Result<()>),
+}
 
 /// Starts [`sync_file`] of `path` on another thread (on this one if no thread can start).
 pub fn sync_file_in_background(path: PathBuf) -> Pending {
@@ -59,18 +63,18 @@ pub fn sync_file_in_background(path: PathBuf) -> Pending {
         .name("taskie-sync".into())
         .spawn(sync)
     {
-        Ok(handle) => Pending(Ok(handle)),
-        Err(_) => Pending(Err(sync_file(&path))),
+        Ok(handle) => Pending::Running(handle),
+        Err(_) => Pending::Done(sync_file(&path)),
     }
 }
 
 impl Pending {
     pub fn wait(self) -> io::Result<()> {
-        match self.0 {
-            Ok(handle) => handle
+        match self {
+            Pending::Running(handle) => handle
                 .join()
                 .unwrap_or_else(|_| Err(io::Error::other("the sync thread panicked"))),
-            Err(done) => done,
+            Pending::Done(done) => done,
         }
     }
 }
@@ -151,8 +155,9 @@ fn trace(what: &str, path: &Path) {
 /// (tests/hook.rs). `mark:<point>:<file name>` only announces it and goes on, so a test can
 /// aim kills at the instants that follow (tests/kill_soak.rs). `slow:<point>:<file name>`
 /// makes that step take 300 ms longer, so a test can tell what waits for it. Several
-/// directives may be given, separated by commas. Compiled only with debug assertions, as `cargo test` builds the
-/// binaries; a release build has no such environment variable (docs/reliability.md).
+/// directives may be given, separated by commas. Compiled only with debug assertions, as
+/// `cargo test` builds the binaries; a release build ignores the variable
+/// (docs/reliability.md).
 #[cfg(debug_assertions)]
 pub fn pause_point(point: &str, path: &Path) {
     let Some(wants) = crate::env::Var::TestPauseAt.raw() else {

@@ -98,13 +98,18 @@ pub fn bound_plan(project: &Project, session: &SessionId) -> Option<String> {
     if !std::fs::symlink_metadata(&dir).is_ok_and(|m| m.is_dir()) {
         return None;
     }
+    refresh(&path, used);
+    Some(binding.plan)
+}
+
+/// Marks a binding used now (at most hourly: its time is what keeps it from pruning).
+fn refresh(path: &std::path::Path, used: SystemTime) {
     let now = SystemTime::now();
     if now.duration_since(used).unwrap_or_default() > REFRESH_EVERY
-        && let Ok(f) = std::fs::File::options().append(true).open(&path)
+        && let Ok(f) = std::fs::File::options().append(true).open(path)
     {
         let _ = f.set_modified(now);
     }
-    Some(binding.plan)
 }
 
 /// Another session's use of a plan: which session, and how long ago.
@@ -156,24 +161,28 @@ pub fn bind(project: &Project, session: &SessionId, plan: &str) -> std::io::Resu
         )));
     }
     // Already this session's plan: nobody else holds it (binding it took it from them),
-    // so a review stop of a bound session writes nothing here.
-    if read(&file(project, session)).is_some_and(|(b, _)| b.plan == plan) {
+    // so a review stop of a bound session only marks it used.
+    let path = file(project, session);
+    if let Some((binding, used)) = read(&path)
+        && binding.plan == plan
+    {
+        refresh(&path, used);
         return Ok(());
     }
     crate::store::project::create_runtime_dir(&dir)?;
     let now = SystemTime::now();
     if let Ok(entries) = std::fs::read_dir(&dir) {
         for entry in entries.flatten() {
-            let path = entry.path();
-            if path == file(project, session) {
+            let other = entry.path();
+            if other == path {
                 continue;
             }
-            match read(&path) {
+            match read(&other) {
                 Some((b, used))
                     if b.plan == plan
                         || now.duration_since(used).unwrap_or_default() > PRUNE_AFTER =>
                 {
-                    let _ = std::fs::remove_file(&path);
+                    let _ = std::fs::remove_file(&other);
                 }
                 _ => {}
             }
@@ -185,7 +194,7 @@ pub fn bind(project: &Project, session: &SessionId, plan: &str) -> std::io::Resu
     };
     let mut text = serde_json::to_string_pretty(&binding).map_err(std::io::Error::other)?;
     text.push('\n');
-    atomic::replace(&file(project, session), text.as_bytes())
+    atomic::replace(&path, text.as_bytes())
 }
 
 #[cfg(test)]
@@ -274,6 +283,18 @@ mod tests {
         std::fs::write(&path, "{\"plan\": \"a\", \"bound_at\": \"marker\"}\n").unwrap();
         bind(&p, &s1, "a").unwrap();
         assert!(std::fs::read_to_string(&path).unwrap().contains("marker"));
+        // Used long ago, it is marked used again, still without a rewrite.
+        let old = SystemTime::now() - PRUNE_AFTER;
+        std::fs::File::options()
+            .append(true)
+            .open(&path)
+            .unwrap()
+            .set_modified(old)
+            .unwrap();
+        bind(&p, &s1, "a").unwrap();
+        assert!(std::fs::read_to_string(&path).unwrap().contains("marker"));
+        let used = std::fs::metadata(&path).unwrap().modified().unwrap();
+        assert!(used > old + REFRESH_EVERY, "marked used again");
         bind(&p, &s1, "b").unwrap();
         assert_eq!(bound_plan(&p, &s1).as_deref(), Some("b"));
         assert!(!std::fs::read_to_string(&path).unwrap().contains("marker"));
