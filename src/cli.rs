@@ -58,20 +58,37 @@ pub enum Command {
     Hook(HookArgs),
 }
 
-#[derive(Debug, Clone, Args)]
+#[derive(Debug, Clone, Default, Args)]
 pub struct PlanArg {
     /// The plan to act on (default: TASKIE_PLAN, else the most recently modified plan).
     #[arg(long, value_name = "ID", value_parser = plan_id)]
     pub plan: Option<String>,
 }
 
-#[derive(Debug, Clone, Args)]
+#[derive(Debug, Clone, Default, Args)]
 pub struct ReportArgs {
     #[command(flatten)]
     pub plan: PlanArg,
     /// Print one JSON object instead of text.
     #[arg(long)]
     pub json: bool,
+}
+
+impl Command {
+    /// A subcommand that takes only options, typed with none (`taskie status`, what an agent
+    /// runs most): what clap would parse, without building clap's tree of every command,
+    /// which costs such a command a sixth of its run (docs/performance.md). The test
+    /// `a_bare_subcommand_parses_as_clap_would` holds it to clap's answer.
+    fn bare(name: &std::ffi::OsStr) -> Option<Command> {
+        Some(match name.to_str()? {
+            "continue-plan" => Command::ContinuePlan(ReportArgs::default()),
+            "status" => Command::Status(ReportArgs::default()),
+            "validate" => Command::Validate(PlanArg::default()),
+            "advance" => Command::Advance(PlanArg::default()),
+            "resume" => Command::Resume(PlanArg::default()),
+            _ => return None,
+        })
+    }
 }
 
 #[derive(Debug, Clone, Args)]
@@ -280,7 +297,12 @@ fn run_hook(args: &HookArgs) {
 /// `taskie`: 0 success, 1 error, 2 usage error (SPEC §12).
 pub fn main() -> ExitCode {
     guardian_role();
-    let cli = match Cli::try_parse() {
+    let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
+    let bare = match args.as_slice() {
+        [_, name] => Command::bare(name).map(|command| Cli { command }),
+        _ => None,
+    };
+    let cli = match bare.map_or_else(|| Cli::try_parse_from(&args), Ok) {
         Ok(cli) => cli,
         Err(e) => {
             let _ = e.print();
@@ -362,5 +384,31 @@ mod tests {
     fn command_lines_are_well_formed() {
         Cli::command().debug_assert();
         HookCli::command().debug_assert();
+    }
+
+    #[test]
+    fn a_bare_subcommand_parses_as_clap_would() {
+        let names: Vec<String> = Cli::command()
+            .get_subcommands()
+            .map(|c| c.get_name().to_owned())
+            .collect();
+        // Every name taken bare is one of clap's, and parses as clap parses it.
+        let mut bare = Vec::new();
+        for name in &names {
+            if let Some(fast) = Command::bare(name.as_ref()) {
+                bare.push(name.as_str());
+                let parsed = Cli::try_parse_from(["taskie", name.as_str()]).unwrap();
+                assert_eq!(
+                    format!("{fast:?}"),
+                    format!("{:?}", parsed.command),
+                    "{name}"
+                );
+            }
+        }
+        assert_eq!(
+            bare,
+            ["continue-plan", "status", "validate", "advance", "resume"]
+        );
+        assert!(Command::bare("status --json".as_ref()).is_none());
     }
 }
