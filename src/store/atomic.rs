@@ -203,16 +203,12 @@ fn with_path(err: io::Error, path: &Path) -> io::Error {
 /// Deletes temporary files left in `dir` by a crashed writer. Only call it while holding
 /// the plan lock, so no live writer's file is removed.
 pub fn remove_leftovers(dir: &Path) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
+    let Ok(entries) = crate::store::scan::entries(dir) else {
         return;
     };
-    for entry in entries.flatten() {
-        if entry
-            .file_name()
-            .as_encoded_bytes()
-            .starts_with(TEMP_PREFIX.as_bytes())
-        {
-            let _ = std::fs::remove_file(entry.path());
+    for (name, _) in entries {
+        if name.as_encoded_bytes().starts_with(TEMP_PREFIX.as_bytes()) {
+            let _ = std::fs::remove_file(dir.join(name));
         }
     }
 }
@@ -234,25 +230,23 @@ pub fn probe(dir: &Path) -> io::Result<()> {
 /// `.taskie/logs`) older than `age`: no plan lock covers it, so only files no live writer
 /// can still own, as each write lasts moments.
 pub fn remove_stale_leftovers(dir: &Path, age: Duration) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
+    let Ok(entries) = crate::store::scan::entries(dir) else {
         return;
     };
     // The name first: a log directory holds a file per review run, and only the rare
     // temporary one is worth a stat.
-    let temp = entries.flatten().filter(|e| {
-        e.file_name()
-            .as_encoded_bytes()
-            .starts_with(TEMP_PREFIX.as_bytes())
-    });
-    for entry in temp {
-        let stale = entry
-            .metadata()
+    let temp = entries
+        .into_iter()
+        .filter(|(name, _)| name.as_encoded_bytes().starts_with(TEMP_PREFIX.as_bytes()));
+    for (name, _) in temp {
+        let path = dir.join(name);
+        let stale = std::fs::symlink_metadata(&path)
             .ok()
             .and_then(|m| m.modified().ok())
             .and_then(|t| t.elapsed().ok())
             .is_some_and(|e| e > age);
         if stale {
-            let _ = std::fs::remove_file(entry.path());
+            let _ = std::fs::remove_file(&path);
         }
     }
 }

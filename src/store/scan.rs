@@ -156,6 +156,29 @@ fn newest_file(root: &sys::Dir, name: &[u8], buf: &mut sys::Buf) -> Option<Stamp
     newest
 }
 
+/// The entries of directory `dir` (without `.` and `..`), each with whether it is a
+/// directory (not a link to one). On Linux read with `getdents64` into a buffer of ours,
+/// where `std::fs::read_dir` has the C library allocate one (musl maps a page for it): a
+/// plan's own directory is listed at every stop.
+pub fn entries(dir: &Path) -> io::Result<Vec<(std::ffi::OsString, bool)>> {
+    let named = |e: io::Error| {
+        io::Error::new(
+            e.kind(),
+            format!("failed to read directory `{}`: {e}", dir.display()),
+        )
+    };
+    let d = sys::Dir::open(dir).map_err(named)?;
+    let mut buf = sys::Buf::new();
+    let mut out = Vec::new();
+    d.for_each(&mut buf, &mut |name, kind| {
+        if name != b"." && name != b".." {
+            out.push((OsStr::from_bytes(name).to_owned(), d.is_dir(name, kind)));
+        }
+    })
+    .map_err(named)?;
+    Ok(out)
+}
+
 #[cfg(target_os = "linux")]
 mod sys {
     //! Directories as descriptors, read with `getdents64` through `rustix::fs::RawDir`.
@@ -356,6 +379,25 @@ mod sys {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn entries_lists_files_and_directories_but_not_links_to_them_as_directories() {
+        let tmp = tempfile::tempdir().unwrap();
+        let d = tmp.path();
+        std::fs::write(d.join("a.md"), "").unwrap();
+        std::fs::create_dir(d.join("sub")).unwrap();
+        std::os::unix::fs::symlink(d.join("sub"), d.join("link")).unwrap();
+        let mut got = entries(d).unwrap();
+        got.sort();
+        let want: Vec<(std::ffi::OsString, bool)> = vec![
+            ("a.md".into(), false),
+            ("link".into(), false),
+            ("sub".into(), true),
+        ];
+        assert_eq!(got, want);
+        let missing = entries(&d.join("none")).unwrap_err().to_string();
+        assert!(missing.contains("none"), "names the directory: {missing}");
+    }
     use std::fs::{self, File};
     use std::path::PathBuf;
     use std::time::{Duration, SystemTime};

@@ -123,19 +123,19 @@ pub struct Holder {
 /// session that used each most recently.
 pub fn held_by_others(project: &Project, me: Option<&SessionId>) -> BTreeMap<String, Holder> {
     let mut held: BTreeMap<String, Holder> = BTreeMap::new();
-    let Ok(entries) = std::fs::read_dir(project.sessions()) else {
+    let dir = project.sessions();
+    let Ok(entries) = crate::store::scan::entries(&dir) else {
         return held;
     };
     let now = SystemTime::now();
-    for entry in entries.flatten() {
-        let name = entry.file_name();
+    for (name, _) in entries {
         let Some(id) = name.to_str().and_then(|n| n.strip_suffix(".json")) else {
             continue;
         };
         if me.is_some_and(|m| m.as_str() == id) {
             continue;
         }
-        if let Some((binding, used)) = read(&entry.path()) {
+        if let Some((binding, used)) = read(&dir.join(&name)) {
             let ago = now.duration_since(used).unwrap_or_default();
             let newer = held.get(&binding.plan).is_none_or(|h| ago < h.ago);
             if ago <= HELD_FOR && newer {
@@ -171,9 +171,9 @@ pub fn bind(project: &Project, session: &SessionId, plan: &str) -> std::io::Resu
     }
     crate::store::project::create_runtime_dir(&dir)?;
     let now = SystemTime::now();
-    if let Ok(entries) = std::fs::read_dir(&dir) {
-        for entry in entries.flatten() {
-            let other = entry.path();
+    if let Ok(entries) = crate::store::scan::entries(&dir) {
+        for (name, _) in entries {
+            let other = dir.join(name);
             if other == path {
                 continue;
             }

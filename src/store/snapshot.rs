@@ -244,13 +244,11 @@ pub fn escaping_link(project: &Project, plan: &str) -> Option<String> {
 /// What is directly in a plan directory, for validation (SPEC §7).
 pub fn list(dir: &Path) -> io::Result<Listing> {
     let mut listing = Listing::default();
-    for entry in fs_err::read_dir(dir)? {
-        let entry = entry?;
-        let name = entry.file_name().to_string_lossy().into_owned();
-        if entry.file_type()?.is_dir() {
-            listing.nested_md = listing.nested_md || contains_md(&entry.path(), 0);
+    for (name, is_dir) in crate::store::scan::entries(dir)? {
+        if is_dir {
+            listing.nested_md = listing.nested_md || contains_md(&dir.join(&name), 0);
         } else {
-            listing.files.push(name);
+            listing.files.push(name.to_string_lossy().into_owned());
         }
     }
     listing.files.sort();
