@@ -115,17 +115,26 @@ impl Finished {
         if let Some((logs, mut rec)) = self.event {
             rec.ts = Utc::now().rfc3339();
             rec.duration_ms = started.elapsed().as_millis() as u64;
-            let log = logs.join(event_log::FILE);
-            // Appending would write through a link to wherever it points (docs/security.md).
-            if std::fs::symlink_metadata(&log).is_ok_and(|m| m.file_type().is_symlink()) {
-                eprintln!(
-                    "taskie-hook: {} is a symbolic link; the event was not logged",
-                    log.display()
-                );
-            } else if let Err(e) =
-                project::create_runtime_dir(&logs).and_then(|_| event_log::append(&logs, &rec))
+            // The append opens without following a link (it would write wherever the link
+            // points, docs/security.md); the directory is made only when it is missing.
+            let mut appended = event_log::append(&logs, &rec);
+            if appended
+                .as_ref()
+                .is_err_and(|e| e.kind() == std::io::ErrorKind::NotFound)
             {
-                eprintln!("taskie-hook: cannot write the event log: {e}");
+                appended =
+                    project::create_runtime_dir(&logs).and_then(|_| event_log::append(&logs, &rec));
+            }
+            if let Err(e) = appended {
+                let log = logs.join(event_log::FILE);
+                if std::fs::symlink_metadata(&log).is_ok_and(|m| m.file_type().is_symlink()) {
+                    eprintln!(
+                        "taskie-hook: {} is a symbolic link; the event was not logged",
+                        log.display()
+                    );
+                } else {
+                    eprintln!("taskie-hook: cannot write the event log: {e}");
+                }
             }
         }
     }

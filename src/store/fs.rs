@@ -54,34 +54,31 @@ pub fn open_regular(path: &Path, how: Open) -> io::Result<std::fs::File> {
 /// [`open_regular`], with the file's size from the same `fstat` (one system call less for
 /// the callers that need it, on the every-stop path).
 pub fn open_regular_sized(path: &Path, how: Open) -> io::Result<(std::fs::File, u64)> {
-    use std::os::unix::fs::{FileTypeExt, OpenOptionsExt};
-    let mut options = std::fs::OpenOptions::new();
-    let mut flags = libc::O_NONBLOCK;
-    match how {
-        Open::Read => {
-            options.read(true);
+    use rustix::fs::{Mode, OFlags};
+    use std::os::unix::fs::FileTypeExt;
+    let flags = OFlags::NONBLOCK
+        | OFlags::CLOEXEC
+        | match how {
+            Open::Read => OFlags::RDONLY,
+            Open::Write => OFlags::WRONLY | OFlags::CREATE | OFlags::NOFOLLOW,
+            Open::Append => OFlags::WRONLY | OFlags::APPEND | OFlags::CREATE | OFlags::NOFOLLOW,
+        };
+    // The system call itself (the C library's open adds an fcntl for close-on-exec at
+    // every call), and its error code kept whole to tell a FIFO apart.
+    let opened = loop {
+        match rustix::fs::open(path, flags, Mode::from_bits_truncate(0o666)) {
+            Err(rustix::io::Errno::INTR) => continue,
+            other => break other.map(std::fs::File::from).map_err(io::Error::from),
         }
-        Open::Write => {
-            options.write(true).create(true);
-            flags |= libc::O_NOFOLLOW;
-        }
-        Open::Append => {
-            options.append(true).create(true);
-            flags |= libc::O_NOFOLLOW;
-        }
-    }
-    // std's open, not fs_err's: the OS error code must survive to tell a FIFO apart.
-    let file = options
-        .custom_flags(flags)
-        .open(path)
-        .map_err(|e| match e.raw_os_error() {
-            // A FIFO nobody reads refuses a non-blocking writer with ENXIO.
-            Some(libc::ENXIO) => not_regular(path, "a FIFO or device"),
-            _ => io::Error::new(
-                e.kind(),
-                format!("failed to open file `{}`: {e}", path.display()),
-            ),
-        })?;
+    };
+    let file = opened.map_err(|e| match e.raw_os_error() {
+        // A FIFO nobody reads refuses a non-blocking writer with ENXIO.
+        Some(libc::ENXIO) => not_regular(path, "a FIFO or device"),
+        _ => io::Error::new(
+            e.kind(),
+            format!("failed to open file `{}`: {e}", path.display()),
+        ),
+    })?;
     let file = fs_err::File::from_parts(file, path);
     let meta = file.metadata()?;
     let kind = meta.file_type();
