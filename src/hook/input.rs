@@ -1,7 +1,7 @@
 //! The Stop hook's input (SPEC §4): one JSON object, every field optional.
 
 use serde::Deserialize;
-use serde::de::IgnoredAny;
+use serde_json::Value;
 
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Event {
@@ -16,44 +16,18 @@ pub struct Event {
     pub model: Option<String>,
 }
 
-/// The event as sent: every field optional, unknown fields ignored.
-#[derive(Deserialize)]
+/// The event as sent: every field optional, unknown fields ignored. Each is kept as any
+/// JSON value and read by its type below, so a field of the wrong type counts as absent:
+/// the hook must accept any input.
+#[derive(Default, Deserialize)]
+#[serde(default)]
 struct Wire {
-    #[serde(default)]
-    cwd: Lenient<String>,
-    #[serde(default)]
-    stop_hook_active: Lenient<bool>,
-    #[serde(default)]
-    hook_event_name: Lenient<String>,
-    #[serde(default)]
-    session_id: Lenient<String>,
-    #[serde(default)]
-    turn_id: Lenient<String>,
-    #[serde(default)]
-    model: Lenient<String>,
-}
-
-/// A field of the wrong type counts as absent: the hook must accept any input.
-#[derive(Deserialize)]
-#[serde(untagged)]
-enum Lenient<T> {
-    Valid(T),
-    Other(IgnoredAny),
-}
-
-impl<T> Default for Lenient<T> {
-    fn default() -> Self {
-        Lenient::Other(IgnoredAny)
-    }
-}
-
-impl<T> Lenient<T> {
-    fn get(self) -> Option<T> {
-        match self {
-            Lenient::Valid(v) => Some(v),
-            Lenient::Other(_) => None,
-        }
-    }
+    cwd: Value,
+    stop_hook_active: Value,
+    hook_event_name: Value,
+    session_id: Value,
+    turn_id: Value,
+    model: Value,
 }
 
 impl Event {
@@ -63,7 +37,7 @@ impl Event {
                 "received no input on stdin",
             ));
         }
-        let value: serde_json::Value = serde_json::from_slice(input)
+        let value: Value = serde_json::from_slice(input)
             .map_err(|e| crate::hook::message::bad_input(&format!("input is not JSON ({e})")))?;
         if !value.is_object() {
             return Err(crate::hook::message::bad_input(
@@ -73,14 +47,18 @@ impl Event {
         let wire = Wire::deserialize(value).map_err(|e| {
             crate::hook::message::bad_input(&format!("input could not be read ({e})"))
         })?;
-        let nonempty = |s: Option<String>| s.filter(|s| !s.is_empty());
+        let text = |v: Value| match v {
+            Value::String(s) => Some(s),
+            _ => None,
+        };
+        let nonempty = |v: Value| text(v).filter(|s| !s.is_empty());
         Ok(Event {
-            cwd: nonempty(wire.cwd.get()),
-            stop_hook_active: wire.stop_hook_active.get().unwrap_or(false),
-            hook_event_name: wire.hook_event_name.get(),
-            session_id: nonempty(wire.session_id.get()),
-            turn_id: nonempty(wire.turn_id.get()),
-            model: nonempty(wire.model.get()),
+            cwd: nonempty(wire.cwd),
+            stop_hook_active: wire.stop_hook_active.as_bool().unwrap_or(false),
+            hook_event_name: text(wire.hook_event_name),
+            session_id: nonempty(wire.session_id),
+            turn_id: nonempty(wire.turn_id),
+            model: nonempty(wire.model),
         })
     }
 
