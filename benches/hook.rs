@@ -499,8 +499,8 @@ fn stats(samples: &[Sample]) -> Stats {
     }
 }
 
-fn hook_command(opts: &Options, root: &Path, reviewer: &Path) -> Command {
-    let mut cmd = Command::new(&opts.hook);
+fn hook_command(hook: &Path, root: &Path, reviewer: &Path) -> Command {
+    let mut cmd = Command::new(hook);
     cmd.current_dir(root)
         // `cargo bench` points the loader at the toolchain's libraries; Claude Code does
         // not, and the extra search costs the hook ~90 system calls at start.
@@ -510,6 +510,7 @@ fn hook_command(opts: &Options, root: &Path, reviewer: &Path) -> Command {
         .env_remove("TASKIE_PLAN")
         .env_remove("CLAUDE_PROJECT_DIR")
         .env_remove("TASKIE_REVIEW_TIMEOUT")
+        .env_remove("CLAUDE_CODE_SESSION_ID")
         .env("TASKIE_REVIEWER", reviewer)
         .env(ROLE, "reviewer");
     cmd
@@ -529,7 +530,7 @@ fn bench_scenario(opts: &Options, root: &Path, event: &Path, s: Scenario) -> Vec
         if s == Scenario::Review {
             reset_review(root);
         }
-        let mut cmd = hook_command(opts, root, &me);
+        let mut cmd = hook_command(&opts.hook, root, &me);
         let (sample, out) = measure(&mut cmd, Some(event));
         if let Err(e) = s.check(&out) {
             panic!("{e}");
@@ -550,7 +551,7 @@ fn syscalls(opts: &Options, root: &Path, event: &Path, s: Scenario) -> Option<u6
     let me = std::env::current_exe().ok()?;
     let out = root.join(".bench-strace");
     set_target(root, s);
-    let hook = hook_command(opts, root, &me);
+    let hook = hook_command(&opts.hook, root, &me);
     let mut cmd = Command::new("strace");
     cmd.arg("-f")
         .arg("-c")
@@ -597,7 +598,7 @@ fn bench_reviewer(opts: &Options, root: &Path) -> Vec<Sample> {
     set_target(root, Scenario::Review);
     reset_review(root);
     let event = event_for(root, Scenario::Review);
-    let mut cmd = hook_command(opts, root, &me);
+    let mut cmd = hook_command(&opts.hook, root, &me);
     cmd.env(RECORD, &record);
     let _ = measure(&mut cmd, Some(&event));
     let bytes = fs::read(&record).expect("the fake reviewer recorded its arguments");

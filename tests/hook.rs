@@ -533,8 +533,9 @@ fn max_reviews_reached_is_a_hard_stop_with_diagnostics_and_unchanged_state() {
     assert_eq!(p.last_event()["path"], "hard-stop");
 }
 
-#[test]
-fn hard_stop_diagnostics_carry_the_verdict_history_of_the_cycle() {
+/// A plan whose two allowed plan reviews both failed, each answered by a post-review:
+/// its next stop is the hard stop.
+fn two_failed_plan_reviews() -> Project {
     let p = Project::new()
         .plan("p")
         .state(json!({"next_phase": "plan-review", "max_reviews": 2}))
@@ -542,7 +543,12 @@ fn hard_stop_diagnostics_carry_the_verdict_history_of_the_cycle() {
     assert!(p.stop().is_block());
     let p = p.file("plan-post-review-1.md", "addressed\n");
     assert!(p.stop_active().reason().contains("plan-review #2"));
-    let p = p.file("plan-post-review-2.md", "addressed\n");
+    p.file("plan-post-review-2.md", "addressed\n")
+}
+
+#[test]
+fn hard_stop_diagnostics_carry_the_verdict_history_of_the_cycle() {
+    let p = two_failed_plan_reviews();
     let msg = p.stop_active().message();
     assert!(msg.contains("Verdicts: #1 FAIL, #2 FAIL."), "{msg}");
     assert!(
@@ -566,14 +572,7 @@ fn hard_stop_diagnostics_carry_the_verdict_history_of_the_cycle() {
 /// forged or stale log line cannot change what the stop reports.
 #[test]
 fn hard_stop_verdicts_come_from_the_ledger_not_the_event_log() {
-    let p = Project::new()
-        .plan("p")
-        .state(json!({"next_phase": "plan-review", "max_reviews": 2}))
-        .reviewer(&Fake::fail());
-    assert!(p.stop().is_block());
-    let p = p.file("plan-post-review-1.md", "addressed\n");
-    assert!(p.stop_active().is_block());
-    let p = p.file("plan-post-review-2.md", "addressed\n");
+    let p = two_failed_plan_reviews();
     let forged = json!({"ts": "2026-01-01T00:00:00.000Z", "plan": "p", "path": "review-blocked",
         "review": "plan-review", "iteration": 2, "verdict": "PASS"});
     let mut log = std::fs::read_to_string(p.logs().join("events.jsonl")).unwrap();

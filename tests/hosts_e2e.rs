@@ -7,7 +7,7 @@
 use crate::support::fake_gemini::{self, FakeGemini};
 use crate::support::fake_openai::{self, FakeOpenAi, Request};
 use crate::support::{Project, copy_file, copy_tree};
-use crate::vendors_e2e::{bin, home};
+use crate::vendors_e2e::{bin, gemini_home, home};
 use serde_json::{Value, json};
 use std::path::{Path, PathBuf};
 use std::process::Command;
@@ -314,22 +314,7 @@ impl Codex {
             .stdin(std::process::Stdio::null())
             .stdout(std::fs::File::create(self.home.join("exec.stdout")).unwrap())
             .stderr(std::fs::File::create(&err).unwrap());
-        let mut child = cmd.spawn().unwrap();
-        let deadline = Instant::now() + Duration::from_secs(300);
-        let status = loop {
-            if let Some(status) = child.try_wait().unwrap() {
-                break status;
-            }
-            if Instant::now() > deadline {
-                let _ = child.kill();
-                let _ = child.wait();
-                panic!(
-                    "codex exec did not finish within 300 s: {}",
-                    std::fs::read_to_string(&err).unwrap_or_default()
-                );
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        };
+        let status = run_bounded(cmd, "codex exec", &err);
         let out = std::fs::read_to_string(self.home.join("exec.stdout")).unwrap_or_default();
         (
             status,
@@ -338,13 +323,40 @@ impl Codex {
     }
 }
 
-fn plan_with_codex_reviewer(extra: Value) -> Project {
+/// A plan whose plan review is due, reviewed by `reviewer` ("kind:model"), with `extra`
+/// state fields.
+/// Runs `cmd` (a client's whole turn) to its end, killed and failing the test past 300 s
+/// with what it wrote to `stderr`, its error file.
+fn run_bounded(mut cmd: Command, what: &str, stderr: &Path) -> std::process::ExitStatus {
+    let mut child = cmd.spawn().unwrap();
+    let deadline = Instant::now() + Duration::from_secs(300);
+    loop {
+        if let Some(status) = child.try_wait().unwrap() {
+            return status;
+        }
+        if Instant::now() > deadline {
+            let _ = child.kill();
+            let _ = child.wait();
+            panic!(
+                "{what} did not finish within 300 s: {}",
+                std::fs::read_to_string(stderr).unwrap_or_default()
+            );
+        }
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+fn plan_reviewed_by(reviewer: &str, extra: Value) -> Project {
     let mut state = crate::support::due("plan-review");
-    state["reviewers"] = json!(["codex:gpt-5-codex"]);
+    state["reviewers"] = json!([reviewer]);
     for (k, v) in extra.as_object().unwrap() {
         state[k] = v.clone();
     }
     Project::new().plan("p").state(state)
+}
+
+fn plan_with_codex_reviewer(extra: Value) -> Project {
+    plan_reviewed_by("codex:gpt-5-codex", extra)
 }
 
 #[test]
@@ -566,17 +578,7 @@ impl Gemini {
     fn install(api: &FakeGemini) -> Gemini {
         let h = home();
         let home = h.path().to_path_buf();
-        let dir = home.join(".gemini");
-        std::fs::create_dir_all(&dir).unwrap();
-        std::fs::create_dir_all(home.join("tmp")).unwrap();
-        std::fs::write(
-            dir.join("settings.json"),
-            json!({"security":{"auth":{"selectedType":"gemini-api-key"}},
-                   "privacy":{"usageStatisticsEnabled":false},"telemetry":{"enabled":false},
-                   "general":{"enableAutoUpdate":false,"enableAutoUpdateNotification":false,"maxAttempts":1}})
-            .to_string(),
-        )
-        .unwrap();
+        gemini_home(&home);
         let src = home.join("src/taskie");
         checkout(&src);
         let path = install_binaries(&home);
@@ -632,22 +634,7 @@ impl Gemini {
             .stdin(std::process::Stdio::null())
             .stdout(std::fs::File::create(&out).unwrap())
             .stderr(std::fs::File::create(self.home.join("run.err")).unwrap());
-        let mut child = cmd.spawn().unwrap();
-        let deadline = Instant::now() + Duration::from_secs(300);
-        let status = loop {
-            if let Some(status) = child.try_wait().unwrap() {
-                break status;
-            }
-            if Instant::now() > deadline {
-                let _ = child.kill();
-                let _ = child.wait();
-                panic!(
-                    "gemini did not finish within 300 s: {}",
-                    std::fs::read_to_string(self.home.join("run.err")).unwrap_or_default()
-                );
-            }
-            std::thread::sleep(Duration::from_millis(100));
-        };
+        let status = run_bounded(cmd, "gemini", &self.home.join("run.err"));
         let text = std::fs::read_to_string(&out).unwrap_or_default()
             + &std::fs::read_to_string(self.home.join("run.err")).unwrap_or_default();
         (status, text)
@@ -657,12 +644,7 @@ impl Gemini {
 const GEMINI_PROMPT: &str = "Work on the Taskie plan.";
 
 fn plan_with_gemini_reviewer(extra: Value) -> Project {
-    let mut state = crate::support::due("plan-review");
-    state["reviewers"] = json!(["gemini:gemini-2.5-pro"]);
-    for (k, v) in extra.as_object().unwrap() {
-        state[k] = v.clone();
-    }
-    Project::new().plan("p").state(state)
+    plan_reviewed_by("gemini:gemini-2.5-pro", extra)
 }
 
 #[test]

@@ -95,9 +95,9 @@ fn with_codex(p: Project, api: &FakeOpenAi, home: &Path) -> Project {
         .env("TASKIE_FAKE_OPENAI_KEY", "dummy")
 }
 
-/// Points gemini at `api`: its base URL and key by environment, API-key auth, no usage
-/// statistics (their network use) and one attempt, in its own settings home.
-fn with_gemini(p: Project, api: &FakeGemini, home: &Path) -> Project {
+/// A settings home for gemini in `home`: API-key auth, no usage statistics or telemetry
+/// (their network use), no update checks, one attempt.
+pub fn gemini_home(home: &Path) {
     let dir = home.join(".gemini");
     std::fs::create_dir_all(&dir).unwrap();
     std::fs::create_dir_all(home.join("tmp")).unwrap();
@@ -109,6 +109,12 @@ fn with_gemini(p: Project, api: &FakeGemini, home: &Path) -> Project {
         .to_string(),
     )
     .unwrap();
+}
+
+/// Points gemini at `api`: its base URL and key by environment, API-key auth, no usage
+/// statistics (their network use) and one attempt, in its own settings home.
+fn with_gemini(p: Project, api: &FakeGemini, home: &Path) -> Project {
+    gemini_home(home);
     p.env("TASKIE_GEMINI", bin("gemini").to_str().unwrap())
         .env("GEMINI_CLI_HOME", home.to_str().unwrap())
         .env("HOME", home.to_str().unwrap())

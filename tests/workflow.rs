@@ -545,16 +545,21 @@ fn the_launcher_hands_the_event_over_whatever_the_version_and_path() {
         )
         .unwrap();
     };
-    let p = Project::new().plan("p").state(due("plan-review"));
-    with_path(&p);
-    let event = json!({"hook_event_name": "Stop", "cwd": p.root(), "session_id": "s-1"});
-    let reviewer = p.reviewer_path();
-    let env = [
-        ("TASKIE_REVIEWER", reviewer.to_str().unwrap()),
-        ("XDG_CACHE_HOME", cache.path().to_str().unwrap()),
-        ("PATH", plugin.bin.to_str().unwrap()),
-    ];
-    let run = plugin.run(&event.to_string(), &env);
+    // A stop of session `session` in a new project whose plan review is due.
+    let review_stop = |session: &str| {
+        let p = Project::new().plan("p").state(due("plan-review"));
+        with_path(&p);
+        let event = json!({"hook_event_name": "Stop", "cwd": p.root(), "session_id": session});
+        let reviewer = p.reviewer_path();
+        let env = [
+            ("TASKIE_REVIEWER", reviewer.to_str().unwrap()),
+            ("XDG_CACHE_HOME", cache.path().to_str().unwrap()),
+            ("PATH", plugin.bin.to_str().unwrap()),
+        ];
+        let run = plugin.run(&event.to_string(), &env);
+        (p, run)
+    };
+    let (p, run) = review_stop("s-1");
     assert!(
         run.is_block(),
         "the review ran: {} {}",
@@ -574,16 +579,7 @@ fn the_launcher_hands_the_event_over_whatever_the_version_and_path() {
     assert_eq!(left, ["notices"], "no copy of stdin anywhere");
 
     // A new session is told, by taskie-hook, in its one answer.
-    let p = Project::new().plan("p").state(due("plan-review"));
-    with_path(&p);
-    let event = json!({"hook_event_name": "Stop", "cwd": p.root(), "session_id": "s-2"});
-    let reviewer = p.reviewer_path();
-    let env = [
-        ("TASKIE_REVIEWER", reviewer.to_str().unwrap()),
-        ("XDG_CACHE_HOME", cache.path().to_str().unwrap()),
-        ("PATH", plugin.bin.to_str().unwrap()),
-    ];
-    let run = plugin.run(&event.to_string(), &env);
+    let (_p, run) = review_stop("s-2");
     assert!(run.is_block());
     assert!(
         run.answer()["systemMessage"]

@@ -214,18 +214,7 @@ impl Measure {
 
 fn hook_cmd(r: &Ratios, root: &Path) -> Command {
     let me = std::env::current_exe().expect("current exe");
-    let mut cmd = Command::new(&r.hook);
-    cmd.current_dir(root)
-        .env_remove("LD_LIBRARY_PATH")
-        .env_remove("DYLD_FALLBACK_LIBRARY_PATH")
-        .env_remove("TASKIE_HOOK_SKIP")
-        .env_remove("TASKIE_PLAN")
-        .env_remove("CLAUDE_PROJECT_DIR")
-        .env_remove("TASKIE_REVIEW_TIMEOUT")
-        .env_remove("CLAUDE_CODE_SESSION_ID")
-        .env("TASKIE_REVIEWER", me)
-        .env(ROLE, "reviewer");
-    cmd
+    hook_command(&r.hook, root, &me)
 }
 
 fn run_once(

@@ -48,12 +48,10 @@ pub fn advance(f: &Facts, s: &State) -> Result<(State, String), Error> {
 
 /// `taskie advance [--plan ID]`.
 pub fn run(inv: &Invocation, plan: Option<&str>, out: &mut dyn Write) -> Result<(), Error> {
-    let target = inv.target(plan)?;
-    let (held, gathered, state) = target.locked_state()?;
-    let (next, message) = advance(&gathered.facts(), &state)?;
-    target.write_state(&held, &next)?;
-    inv.bind(&target);
-    writeln!(out, "{message}")?;
+    inv.change_state(plan, out, |read, state| {
+        let (next, message) = advance(&read.facts(), state)?;
+        Ok((Some(next), message))
+    })?;
     Ok(())
 }
 

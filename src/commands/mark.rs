@@ -382,14 +382,10 @@ pub fn run(
         }
         _ => {}
     }
-    let target = inv.target(plan)?;
-    let (held, gathered, state) = target.locked_state()?;
-    let marked = transition(&gathered.facts(), &state, mark, task).map_err(Error::Refused)?;
-    if marked.changed {
-        target.write_state(&held, &marked.state)?;
-    }
-    inv.bind(&target);
-    writeln!(out, "{}", marked.message)?;
+    let (target, state) = inv.change_state(plan, out, |read, state| {
+        let marked = transition(&read.facts(), state, mark, task).map_err(Error::Refused)?;
+        Ok((marked.changed.then_some(marked.state), marked.message))
+    })?;
     if let Mark::Post(r) = mark
         && let Some(note) = unanswered_note(&target.dir(), r, &state)
     {

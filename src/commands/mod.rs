@@ -45,6 +45,27 @@ impl Invocation {
 
     /// Binds this session, if any, to the plan a command acted on (SPEC §17). A binding
     /// that cannot be written is reported, never a reason to fail the command.
+    /// A command that changes one plan's state under its lock (`mark`, `advance`,
+    /// `resume`): `change` decides, from the plan as read and its state, the new state (if
+    /// any) and what to say; the state is written, the session bound to the plan and the
+    /// message printed. Gives back the target and the state as it was.
+    pub fn change_state(
+        &self,
+        plan: Option<&str>,
+        out: &mut dyn std::io::Write,
+        change: impl FnOnce(&Gathered, &State) -> Result<(Option<State>, String), Error>,
+    ) -> Result<(Target, State), Error> {
+        let target = self.target(plan)?;
+        let (held, gathered, state) = target.locked_state()?;
+        let (next, message) = change(&gathered, &state)?;
+        if let Some(next) = next {
+            target.write_state(&held, &next)?;
+        }
+        self.bind(&target);
+        writeln!(out, "{message}")?;
+        Ok((target, state))
+    }
+
     pub fn bind(&self, target: &Target) {
         if let Some(session) = &self.session
             && let Err(e) = sessions::bind(&target.project, session, &target.plan)

@@ -37,14 +37,9 @@ pub fn resume(plan: &str, s: &State, now: i64) -> (Option<State>, String) {
 
 /// `taskie resume [--plan ID]`.
 pub fn run(inv: &Invocation, plan: Option<&str>, out: &mut dyn Write) -> Result<(), Error> {
-    let target = inv.target(plan)?;
-    let (held, gathered, state) = target.locked_state()?;
-    let (next, message) = resume(&target.plan, &state, gathered.now);
-    if let Some(next) = next {
-        target.write_state(&held, &next)?;
-    }
-    inv.bind(&target);
-    writeln!(out, "{message}")?;
+    inv.change_state(plan, out, |read, state| {
+        Ok(resume(&read.plan, state, read.now))
+    })?;
     Ok(())
 }
 

@@ -51,91 +51,24 @@ impl Facts<'_> {
     }
 }
 
-/// Facts that own their data, built up step by step: the one fixture for every test of a
-/// decision (`route`, `decide`, `transition`, `advance`), so a field added to [`Facts`] is
-/// added here once.
+/// Everything read of one plan, owned: what `store::snapshot` reads from the plan
+/// directory, or what a test sets up with [`FactsBuilder`]; [`Gathered::facts`] borrows it.
 #[derive(Debug, Clone)]
-pub struct FactsBuilder {
-    plan: String,
-    stop_hook_active: bool,
-    errors: Vec<crate::model::validate::StructureError>,
-    state: Result<Option<State>, StateError>,
-    files: Vec<String>,
-    tasks: Vec<TaskRow>,
-    spent_usd: f64,
-    now: i64,
+pub struct Gathered {
+    pub plan: String,
+    pub stop_hook_active: bool,
+    pub files: Vec<String>,
+    pub errors: Vec<crate::model::validate::StructureError>,
+    pub tasks: Vec<TaskRow>,
+    pub state: Result<Option<State>, StateError>,
+    /// What the plan's recorded reviews cost; read only when state.json sets
+    /// `max_cost_usd`.
+    pub spent_usd: f64,
+    /// When the plan was read (Unix seconds, `TASKIE_TEST_NOW` in tests).
+    pub now: i64,
 }
 
-impl FactsBuilder {
-    /// Plan `plan` with no files, no state.json and no tasks.
-    pub fn new(plan: &str) -> FactsBuilder {
-        FactsBuilder {
-            plan: plan.into(),
-            stop_hook_active: false,
-            errors: Vec::new(),
-            state: Ok(None),
-            files: Vec::new(),
-            tasks: Vec::new(),
-            spent_usd: 0.0,
-            now: 0,
-        }
-    }
-
-    /// state.json as this text would read (an error when it is not a valid state).
-    pub fn state_json(mut self, json: &str) -> FactsBuilder {
-        self.state = State::parse(json.as_bytes()).map(Some);
-        self
-    }
-
-    pub fn state(mut self, state: Result<Option<State>, StateError>) -> FactsBuilder {
-        self.state = state;
-        self
-    }
-
-    /// Adds entries of the plan directory.
-    pub fn files(mut self, names: &[&str]) -> FactsBuilder {
-        self.files.extend(names.iter().map(|n| n.to_string()));
-        self
-    }
-
-    /// tasks.md's rows, as (id, status).
-    pub fn tasks(mut self, rows: &[(&str, &str)]) -> FactsBuilder {
-        self.tasks = rows
-            .iter()
-            .map(|(id, status)| TaskRow {
-                id: id.to_string(),
-                status: status.to_string(),
-                title: String::new(),
-            })
-            .collect();
-        self
-    }
-
-    pub fn task_rows(mut self, rows: Vec<TaskRow>) -> FactsBuilder {
-        self.tasks = rows;
-        self
-    }
-
-    pub fn errors(mut self, errors: Vec<crate::model::validate::StructureError>) -> FactsBuilder {
-        self.errors = errors;
-        self
-    }
-
-    pub fn active(mut self, stop_hook_active: bool) -> FactsBuilder {
-        self.stop_hook_active = stop_hook_active;
-        self
-    }
-
-    pub fn now(mut self, unix: i64) -> FactsBuilder {
-        self.now = unix;
-        self
-    }
-
-    pub fn spent(mut self, usd: f64) -> FactsBuilder {
-        self.spent_usd = usd;
-        self
-    }
-
+impl Gathered {
     /// The state read, when it is one.
     pub fn read_state(&self) -> Option<&State> {
         self.state.as_ref().ok().and_then(Option::as_ref)
@@ -153,5 +86,91 @@ impl FactsBuilder {
             now: self.now,
             host: &host::CLAUDE,
         }
+    }
+}
+
+/// Facts that own their data, built up step by step: the one fixture for every test of a
+/// decision (`route`, `decide`, `transition`, `advance`), so a field added to [`Facts`] is
+/// added here once.
+#[derive(Debug, Clone)]
+pub struct FactsBuilder(Gathered);
+
+impl FactsBuilder {
+    /// Plan `plan` with no files, no state.json and no tasks.
+    pub fn new(plan: &str) -> FactsBuilder {
+        FactsBuilder(Gathered {
+            plan: plan.into(),
+            stop_hook_active: false,
+            errors: Vec::new(),
+            state: Ok(None),
+            files: Vec::new(),
+            tasks: Vec::new(),
+            spent_usd: 0.0,
+            now: 0,
+        })
+    }
+
+    /// state.json as this text would read (an error when it is not a valid state).
+    pub fn state_json(mut self, json: &str) -> FactsBuilder {
+        self.0.state = State::parse(json.as_bytes()).map(Some);
+        self
+    }
+
+    pub fn state(mut self, state: Result<Option<State>, StateError>) -> FactsBuilder {
+        self.0.state = state;
+        self
+    }
+
+    /// Adds entries of the plan directory.
+    pub fn files(mut self, names: &[&str]) -> FactsBuilder {
+        self.0.files.extend(names.iter().map(|n| n.to_string()));
+        self
+    }
+
+    /// tasks.md's rows, as (id, status).
+    pub fn tasks(mut self, rows: &[(&str, &str)]) -> FactsBuilder {
+        self.0.tasks = rows
+            .iter()
+            .map(|(id, status)| TaskRow {
+                id: id.to_string(),
+                status: status.to_string(),
+                title: String::new(),
+            })
+            .collect();
+        self
+    }
+
+    pub fn task_rows(mut self, rows: Vec<TaskRow>) -> FactsBuilder {
+        self.0.tasks = rows;
+        self
+    }
+
+    pub fn errors(mut self, errors: Vec<crate::model::validate::StructureError>) -> FactsBuilder {
+        self.0.errors = errors;
+        self
+    }
+
+    pub fn active(mut self, stop_hook_active: bool) -> FactsBuilder {
+        self.0.stop_hook_active = stop_hook_active;
+        self
+    }
+
+    pub fn now(mut self, unix: i64) -> FactsBuilder {
+        self.0.now = unix;
+        self
+    }
+
+    pub fn spent(mut self, usd: f64) -> FactsBuilder {
+        self.0.spent_usd = usd;
+        self
+    }
+
+    /// The state read, when it is one.
+    pub fn read_state(&self) -> Option<&State> {
+        self.0.read_state()
+    }
+
+    pub fn facts(&self) -> Facts<'_> {
+        self.0.facts()
     }
 }

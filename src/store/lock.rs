@@ -200,17 +200,22 @@ mod tests {
         assert!(try_lock(dir.path(), "p").unwrap().is_some());
     }
 
-    #[test]
-    fn an_announced_review_is_read_back_and_a_new_holder_clears_a_stale_one() {
-        let dir = tempfile::tempdir().unwrap();
-        let held = try_lock(dir.path(), "p").unwrap().unwrap();
-        let r = Running {
+    /// A review announced as running, for the tests below.
+    fn sample_running() -> Running {
+        Running {
             review: "plan-review".into(),
             iteration: 2,
             model: "opus".into(),
             since: "2026-01-01T00:00:00.000Z".into(),
             log: ".taskie/logs/x.log".into(),
-        };
+        }
+    }
+
+    #[test]
+    fn an_announced_review_is_read_back_and_a_new_holder_clears_a_stale_one() {
+        let dir = tempfile::tempdir().unwrap();
+        let held = try_lock(dir.path(), "p").unwrap().unwrap();
+        let r = sample_running();
         held.announce(&r);
         // Never read by its own holder: opening the file would drop the record lock.
         assert_eq!(running(dir.path(), "p"), None);
@@ -225,13 +230,7 @@ mod tests {
 
     #[test]
     fn a_running_review_says_how_long_it_has_run() {
-        let r = Running {
-            review: "plan-review".into(),
-            iteration: 2,
-            model: "opus".into(),
-            since: "2026-01-01T00:00:00.000Z".into(),
-            log: ".taskie/logs/x.log".into(),
-        };
+        let r = sample_running();
         let start = Utc::parse_rfc3339(&r.since).unwrap().unix_millis();
         assert_eq!(
             r.text_at(start + 184_900),

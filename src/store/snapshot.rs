@@ -2,11 +2,10 @@
 //! listing, the structure errors, the task rows and state.json (SPEC §5 steps 7–9).
 //! The rules for links and non-regular files live here and nowhere else.
 
-use crate::model::facts::Facts;
 use crate::model::plan_file::SPEND_FILE;
 use crate::model::spend::Ledger;
 use crate::model::state::{State, StateError};
-use crate::model::tasks::{self, TaskRow};
+use crate::model::tasks;
 use crate::model::validate::{self, Listing};
 use crate::store::atomic;
 use crate::store::fs::{PLAN_FILE_LIMIT, read_regular};
@@ -14,20 +13,9 @@ use crate::store::project::Project;
 use std::io;
 use std::path::{Path, PathBuf};
 
-/// Everything read from the plan directory, owned; [`Gathered::facts`] borrows it.
-pub struct Gathered {
-    pub plan: String,
-    pub stop_hook_active: bool,
-    pub files: Vec<String>,
-    pub errors: Vec<validate::StructureError>,
-    pub tasks: Vec<TaskRow>,
-    pub state: Result<Option<State>, StateError>,
-    /// What the plan's logged reviews cost; read only when state.json sets
-    /// `max_cost_usd`, so a plan without a budget never reads the event log here.
-    pub spent_usd: f64,
-    /// When the plan was read (Unix seconds, `TASKIE_TEST_NOW` in tests).
-    pub now: i64,
-}
+/// Everything read from the plan directory (the struct lives with [`Facts`], which
+/// borrows from it); read here.
+pub use crate::model::facts::Gathered;
 
 impl Gathered {
     pub fn read(dir: &Path, plan: &str, stop_hook_active: bool) -> std::io::Result<Gathered> {
@@ -96,20 +84,6 @@ impl Gathered {
             spent_usd,
             now: crate::clock::now_unix(),
         })
-    }
-
-    pub fn facts(&self) -> Facts<'_> {
-        Facts {
-            plan: &self.plan,
-            stop_hook_active: self.stop_hook_active,
-            errors: &self.errors,
-            state: &self.state,
-            files: &self.files,
-            tasks: &self.tasks,
-            spent_usd: self.spent_usd,
-            now: self.now,
-            host: &crate::model::host::CLAUDE,
-        }
     }
 }
 
