@@ -82,17 +82,17 @@ pub fn for_stop(event: &[u8]) -> Option<String> {
 }
 
 fn forget_old_markers(dir: &Path) {
-    let Ok(entries) = std::fs::read_dir(dir) else {
+    let Ok(entries) = crate::store::scan::entries(dir) else {
         return;
     };
     let now = SystemTime::now();
-    for entry in entries.flatten() {
-        let old = entry
-            .metadata()
+    for (name, _) in entries {
+        let path = dir.join(name);
+        let old = std::fs::symlink_metadata(&path)
             .and_then(|m| m.modified())
             .is_ok_and(|t| now.duration_since(t).is_ok_and(|age| age > MARKER_LIFETIME));
         if old {
-            let _ = std::fs::remove_file(entry.path());
+            let _ = std::fs::remove_file(&path);
         }
     }
 }

@@ -9,7 +9,7 @@ pub mod event_log;
 pub mod fs;
 pub mod lock;
 pub mod project;
-mod scan;
+pub mod scan;
 pub mod select;
 pub mod sessions;
 pub mod snapshot;

@@ -157,9 +157,10 @@ fn newest_file(root: &sys::Dir, name: &[u8], buf: &mut sys::Buf) -> Option<Stamp
 }
 
 /// The entries of directory `dir` (without `.` and `..`), each with whether it is a
-/// directory (not a link to one). On Linux read with `getdents64` into a buffer of ours,
-/// where `std::fs::read_dir` has the C library allocate one (musl maps a page for it): a
-/// plan's own directory is listed at every stop.
+/// directory (not a link to one): taskie's one way to list a directory. On Linux read
+/// with `getdents64` into a buffer of ours, where `std::fs::read_dir` has the C library
+/// allocate one (musl sets up its whole allocator for it): a plan's own directory is
+/// listed at every stop.
 pub fn entries(dir: &Path) -> io::Result<Vec<(std::ffi::OsString, bool)>> {
     let named = |e: io::Error| {
         io::Error::new(

@@ -57,12 +57,12 @@ pub enum Selector {
 
 /// The plan ids in `plans`, sorted (for a message naming what exists; at most 30).
 fn existing_plans(plans: &std::path::Path) -> Vec<String> {
-    let mut ids: Vec<String> = std::fs::read_dir(plans)
+    let mut ids: Vec<String> = scan::entries(plans)
         .map(|entries| {
             entries
-                .flatten()
-                .filter(|e| e.file_type().is_ok_and(|t| t.is_dir()))
-                .filter_map(|e| e.file_name().into_string().ok())
+                .into_iter()
+                .filter(|(_, is_dir)| *is_dir)
+                .filter_map(|(name, _)| name.into_string().ok())
                 .filter(|id| valid_id(id))
                 .collect()
         })

@@ -235,15 +235,14 @@ fn contains_md(dir: &Path, depth: u32) -> bool {
     if depth > 8 {
         return false;
     }
-    let Ok(entries) = std::fs::read_dir(dir) else {
+    let Ok(entries) = crate::store::scan::entries(dir) else {
         return false;
     };
-    entries.flatten().any(|e| {
-        let is_dir = e.file_type().is_ok_and(|t| t.is_dir());
+    entries.into_iter().any(|(name, is_dir)| {
         if is_dir {
-            contains_md(&e.path(), depth + 1)
+            contains_md(&dir.join(name), depth + 1)
         } else {
-            e.file_name().as_encoded_bytes().ends_with(b".md")
+            name.as_encoded_bytes().ends_with(b".md")
         }
     })
 }
