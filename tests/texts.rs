@@ -101,19 +101,22 @@ fn repo() -> std::path::PathBuf {
     std::path::PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// A `cargo` that only records that it ran, first on PATH, so the scripts' build step is
-/// seen without building anything.
-fn fake_cargo(dir: &std::path::Path) -> std::ffi::OsString {
+/// A `cargo` and a `rustup` that only record that they ran (the fake rustup has no target
+/// installed), first on PATH, so the scripts' setup and build steps are seen without
+/// building anything or changing the machine's toolchain.
+fn fake_toolchain(dir: &std::path::Path) -> std::ffi::OsString {
+    use std::os::unix::fs::PermissionsExt;
     let bin = dir.join("fake-bin");
     std::fs::create_dir_all(&bin).unwrap();
-    let script = bin.join("cargo");
-    std::fs::write(
-        &script,
-        "#!/bin/sh\necho \"cargo $*\" >> \"$(dirname \"$0\")/calls\"\n",
-    )
-    .unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    for tool in ["cargo", "rustup"] {
+        let script = bin.join(tool);
+        std::fs::write(
+            &script,
+            format!("#!/bin/sh\necho \"{tool} $*\" >> \"$(dirname \"$0\")/calls\"\n"),
+        )
+        .unwrap();
+        std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
     let path = std::env::var_os("PATH").unwrap_or_default();
     let mut paths = vec![bin];
     paths.extend(std::env::split_paths(&path));
@@ -132,7 +135,7 @@ fn the_demo_says_it_is_building_before_the_silent_build() {
     }
     let out = Command::new("bash")
         .arg(repo().join("examples/demo/run.sh"))
-        .env("PATH", fake_cargo(tmp.path()))
+        .env("PATH", fake_toolchain(tmp.path()))
         .env("CARGO_TARGET_DIR", tmp.path().join("target"))
         .env_remove("TASKIE_BIN_DIR")
         .env_remove("TASKIE_PLAN")
@@ -156,18 +159,36 @@ fn pack_sh_says_what_it_does_on_stderr_and_prints_only_paths_on_stdout() {
         .arg(repo().join("dist/npm/pack.sh"))
         .args(["--target", "x86_64-unknown-linux-musl", "--skip-main"])
         .arg(tmp.path().join("out"))
-        .env("PATH", fake_cargo(tmp.path()))
+        .env("PATH", fake_toolchain(tmp.path()))
         .env("CARGO_TARGET_DIR", tmp.path().join("target"))
         .env("npm_config_cache", tmp.path().join("npm-cache"))
         .output()
         .unwrap();
     let stderr = String::from_utf8_lossy(&out.stderr);
-    // The fake cargo builds nothing, so packing stops at the missing binary; what counts
-    // is that the build was announced before it started.
-    assert!(
-        stderr.starts_with("pack.sh: building the release binaries for x86_64-unknown-linux-musl"),
+    // The fake rustup lacks the target and the fake cargo builds nothing, so packing stops
+    // at the missing binary; what counts is that each slow step was announced before it
+    // started, in the order the steps ran.
+    let lines: Vec<&str> = stderr.lines().collect();
+    assert_eq!(
+        lines.first().copied(),
+        Some("pack.sh: adding the Rust target x86_64-unknown-linux-musl (rustup target add)..."),
         "{stderr}"
     );
+    assert!(
+        lines.get(1).is_some_and(|l| l
+            .starts_with("pack.sh: building the release binaries for x86_64-unknown-linux-musl")),
+        "{stderr}"
+    );
+    let calls = std::fs::read_to_string(tmp.path().join("fake-bin/calls")).unwrap();
+    let calls: Vec<&str> = calls.lines().collect();
+    assert_eq!(
+        calls[..2],
+        [
+            "rustup target list --installed",
+            "rustup target add x86_64-unknown-linux-musl"
+        ]
+    );
+    assert!(calls[2].starts_with("cargo build"), "{calls:?}");
     assert!(stderr.contains("is missing"), "{stderr}");
     assert_eq!(
         String::from_utf8_lossy(&out.stdout),
