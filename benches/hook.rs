@@ -530,6 +530,11 @@ fn bench_scenario(opts: &Options, root: &Path, event: &Path, s: Scenario) -> Vec
         if s == Scenario::Review {
             reset_review(root);
         }
+        if s == Scenario::ValidationFailed {
+            // Each run is a session's first block, not the ninth of a series that the
+            // block cap (SPEC §4) ends with an allow.
+            let _ = fs::remove_dir_all(root.join(".taskie/blocks"));
+        }
         let mut cmd = hook_command(&opts.hook, root, &me);
         let (sample, out) = measure(&mut cmd, Some(event));
         if let Err(e) = s.check(&out) {
