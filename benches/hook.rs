@@ -404,6 +404,19 @@ fn reset_review(root: &Path) {
     let f = File::create(dir.join("state.json")).expect("reset state");
     (&f).write_all(state.as_bytes()).expect("reset state");
     let _ = fs::remove_file(dir.join("tasks-review-3.md"));
+    // The plan's ledgers as the first review run left them, put back before every later
+    // run: otherwise each run adds its findings to the last and the ledger, read twice per
+    // review, grows with the number of rounds (86 KB after a hundred).
+    let kept = root.join(".bench-ledgers");
+    for name in ["findings.json", "spend.json"] {
+        let (live, copy) = (dir.join(name), kept.join(name));
+        if copy.exists() {
+            fs::copy(&copy, &live).expect("restore a ledger");
+        } else if live.exists() {
+            fs::create_dir_all(&kept).expect("create the ledger copies' dir");
+            fs::copy(&live, &copy).expect("keep a ledger");
+        }
+    }
     // The hook binds the session of a review it runs (SPEC §17); each review run must
     // start unbound, with the scan, as the first review of a session does.
     let _ = fs::remove_file(root.join(format!(".taskie/sessions/{UNBOUND}.json")));
