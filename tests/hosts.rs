@@ -259,6 +259,43 @@ fn each_session_has_its_own_count() {
     assert!(!p.run_hook(codex_stop(&p, "b", false)).is_block());
 }
 
+#[test]
+fn the_dry_run_counts_the_blocks_in_a_row_and_answers_what_the_cap_leaves() {
+    let p = Project::new()
+        .plan("p")
+        .state(due("plan-review"))
+        .file("draft.md", "x")
+        .env("TASKIE_BLOCK_CAP", "2");
+    let event = codex_stop(&p, "s1", false);
+    let r = dry_run(&p, event.clone());
+    assert_eq!(r["blocks"], json!({"in_a_row": 0, "cap": 2}), "{r}");
+    assert_eq!(r["answer"]["decision"], "block", "{r}");
+    assert!(p.run_hook(event.clone()).is_block());
+    assert!(p.run_hook(event.clone()).is_block());
+    // At the cap the dry run shows the allow the hook then gives, word for word.
+    let r = dry_run(&p, event.clone());
+    assert_eq!(r["blocks"], json!({"in_a_row": 2, "cap": 2}), "{r}");
+    let human = p
+        .hook_command()
+        .arg("--dry-run")
+        .write_stdin(event.to_string())
+        .output()
+        .unwrap();
+    let human = String::from_utf8_lossy(&human.stdout);
+    assert!(
+        human.contains("blocks:      2 in a row (cap 2 reached: a block now is allowed instead)"),
+        "{human}"
+    );
+    let real = p.run_hook(event).answer();
+    assert!(
+        real["systemMessage"]
+            .as_str()
+            .is_some_and(|m| m.contains("2 times in a row")),
+        "{real}"
+    );
+    assert_eq!(r["answer"], real);
+}
+
 // Block texts a model can act on.
 
 fn repo() -> std::path::PathBuf {

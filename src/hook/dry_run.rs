@@ -3,6 +3,7 @@
 //! directories.
 
 use crate::hook::answer::{Answer, Channel, Shown};
+use crate::hook::cap;
 use crate::hook::decide::{self, Step};
 use crate::hook::host;
 use crate::hook::input::Event;
@@ -12,6 +13,7 @@ use crate::model::host::Client;
 use crate::model::state::State;
 use crate::model::verdict::{Reading, Verdict};
 use crate::reviewer;
+use crate::store::blocks;
 use crate::store::snapshot::Gathered;
 use serde::Serialize;
 use serde_json::Value;
@@ -31,6 +33,10 @@ pub struct Report {
     pub project: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub plan: Option<PlanChoice>,
+    /// The blocks in a row so far and Taskie's cap (SPEC §20); present once a plan is
+    /// chosen. Every answer below is the one the cap leaves.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub blocks: Option<BlocksInARow>,
     /// Structure errors; present once the plan was read.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub validation: Option<Vec<String>>,
@@ -59,6 +65,13 @@ pub struct Report {
 pub struct PlanChoice {
     pub id: String,
     pub why: String,
+}
+
+/// How many times the hook has blocked this session (or plan) in a row, and the cap.
+#[derive(Debug, Serialize)]
+pub struct BlocksInARow {
+    pub in_a_row: u64,
+    pub cap: u64,
 }
 
 /// state.json as read: `null` when missing, the object, or `{"error": …}`.
@@ -114,6 +127,7 @@ impl Report {
             client: None,
             project: None,
             plan: None,
+            blocks: None,
             validation: None,
             state: None,
             branch: String::new(),
@@ -128,8 +142,16 @@ impl Report {
 
     fn ended(mut self, branch: &str, answer: Answer) -> Report {
         self.branch = branch.into();
-        self.answer = Some(answer.on(self.channel()));
+        self.answer = Some(self.capped(answer).on(self.channel()));
         self
+    }
+
+    /// The client assumed.
+    fn client(&self) -> Client {
+        self.client
+            .as_ref()
+            .and_then(|c| Client::parse(c.name))
+            .unwrap_or_default()
     }
 
     /// How blocks are sent to the client assumed.
@@ -138,6 +160,14 @@ impl Report {
             .as_ref()
             .and_then(|c| Client::parse(c.name))
             .map_or_else(Channel::default, Channel::for_client)
+    }
+
+    /// `answer` as the block cap leaves it, the same rule the hook applies.
+    fn capped(&self, answer: Answer) -> Answer {
+        match &self.blocks {
+            Some(b) => cap::apply(b.cap, b.in_a_row, answer, self.client()).answer,
+            None => answer,
+        }
     }
 }
 
@@ -188,6 +218,13 @@ pub fn report(opts: &Options, cwd: Option<PathBuf>) -> Report {
         plan: Some(PlanChoice {
             id: selected.id.clone(),
             why: selected.why.clone(),
+        }),
+        blocks: Some(BlocksInARow {
+            in_a_row: blocks::count(
+                &project,
+                &blocks::Key::new(event.session_id.as_deref(), &selected.id),
+            ),
+            cap: cap::limit(),
         }),
         ..r
     };
@@ -254,7 +291,7 @@ pub fn report(opts: &Options, cwd: Option<PathBuf>) -> Report {
                 IfVerdict {
                     branch: o.record.path.as_str(),
                     new_state: o.write,
-                    answer: o.answer.on(channel),
+                    answer: r.capped(o.answer).on(channel),
                 }
             });
             r.if_pass = Some(pass);
@@ -289,6 +326,19 @@ pub fn human(r: &Report) -> String {
     }
     if let Some(plan) = &r.plan {
         line(&mut out, "plan:", format!("{} ({})", plan.id, plan.why));
+    }
+    // Said only when there are some: the usual stop follows an allow.
+    if let Some(b) = r.blocks.as_ref().filter(|b| b.in_a_row > 0) {
+        let reached = if b.in_a_row >= b.cap {
+            " reached: a block now is allowed instead"
+        } else {
+            ""
+        };
+        line(
+            &mut out,
+            "blocks:",
+            format!("{} in a row (cap {}{reached})", b.in_a_row, b.cap),
+        );
     }
     if let Some(errors) = &r.validation {
         if errors.is_empty() {
