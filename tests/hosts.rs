@@ -223,14 +223,19 @@ fn an_endless_fail_loop_is_allowed_at_the_cap_in_every_client_and_the_count_star
     }
 }
 
+/// A plan with a stray file in its directory: every stop is a structure-error block.
+fn stray_file_plan() -> Project {
+    Project::new()
+        .plan("p")
+        .state(due("plan-review"))
+        .file("draft.md", "x")
+}
+
 #[test]
 fn a_structure_error_loop_under_gemini_ends_at_the_default_cap_of_eight() {
     // Gemini sets stop_hook_active back to false after a tool call, so the structure-error
     // block (which waits for stop_hook_active) would loop for ever without the cap.
-    let p = Project::new()
-        .plan("p")
-        .state(due("plan-review"))
-        .file("draft.md", "x");
+    let p = stray_file_plan();
     for i in 1..=8 {
         let run = p.run_hook(gemini_stop(&p, "g1", false));
         assert!(
@@ -246,10 +251,7 @@ fn a_structure_error_loop_under_gemini_ends_at_the_default_cap_of_eight() {
 
 #[test]
 fn each_session_has_its_own_count() {
-    let p = Project::new()
-        .plan("p")
-        .state(due("plan-review"))
-        .file("draft.md", "x")
+    let p = stray_file_plan()
         .env("TASKIE_BLOCK_CAP", "1")
         // Named, so that neither session's stop leaves the plan to the other (SPEC §17).
         .env("TASKIE_PLAN", "p");
@@ -261,11 +263,7 @@ fn each_session_has_its_own_count() {
 
 #[test]
 fn the_dry_run_counts_the_blocks_in_a_row_and_answers_what_the_cap_leaves() {
-    let p = Project::new()
-        .plan("p")
-        .state(due("plan-review"))
-        .file("draft.md", "x")
-        .env("TASKIE_BLOCK_CAP", "2");
+    let p = stray_file_plan().env("TASKIE_BLOCK_CAP", "2");
     let event = codex_stop(&p, "s1", false);
     let r = dry_run(&p, event.clone());
     assert_eq!(r["blocks"], json!({"in_a_row": 0, "cap": 2}), "{r}");
