@@ -545,7 +545,7 @@ fn bench_scenario(opts: &Options, root: &Path, event: &Path, s: Scenario) -> Vec
         }
         if s == Scenario::ValidationFailed {
             // Each run is a session's first block, not the ninth of a series that the
-            // block cap (SPEC §4) ends with an allow.
+            // block cap (SPEC §20) ends with an allow.
             let _ = fs::remove_dir_all(root.join(".taskie/blocks"));
         }
         let mut cmd = hook_command(&opts.hook, root, &me);

@@ -146,26 +146,29 @@ impl Report {
         self
     }
 
-    /// The client assumed.
-    fn client(&self) -> Client {
-        self.client
-            .as_ref()
-            .and_then(|c| Client::parse(c.name))
-            .unwrap_or_default()
+    /// The client assumed, once the event was read.
+    fn assumed(&self) -> Option<Client> {
+        self.client.as_ref().and_then(|c| Client::parse(c.name))
     }
 
     /// How blocks are sent to the client assumed.
     fn channel(&self) -> Channel {
-        self.client
-            .as_ref()
-            .and_then(|c| Client::parse(c.name))
+        self.assumed()
             .map_or_else(Channel::default, Channel::for_client)
     }
 
     /// `answer` as the block cap leaves it, the same rule the hook applies.
     fn capped(&self, answer: Answer) -> Answer {
         match &self.blocks {
-            Some(b) => cap::apply(b.cap, b.in_a_row, answer, self.client()).answer,
+            Some(b) => {
+                cap::apply(
+                    b.cap,
+                    b.in_a_row,
+                    answer,
+                    self.assumed().unwrap_or_default(),
+                )
+                .answer
+            }
             None => answer,
         }
     }
