@@ -19,11 +19,16 @@ pub struct Capped {
     pub capped: bool,
 }
 
+/// Whether, after `before` blocks in a row, the next block is allowed instead.
+pub fn reached(cap: u64, before: u64) -> bool {
+    before >= cap
+}
+
 /// `answer` after `before` blocks in a row: a block past the cap becomes an allow that
 /// says why and what resumes the work; any allow starts the count again.
 pub fn apply(cap: u64, before: u64, answer: Answer, client: Client) -> Capped {
     match answer {
-        Answer::Block { reason } if before >= cap => Capped {
+        Answer::Block { reason } if reached(cap, before) => Capped {
             answer: Answer::allow(message::block_cap(cap, &reason, client)),
             count: 0,
             capped: true,

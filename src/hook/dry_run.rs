@@ -332,7 +332,7 @@ pub fn human(r: &Report) -> String {
     }
     // Said only when there are some: the usual stop follows an allow.
     if let Some(b) = r.blocks.as_ref().filter(|b| b.in_a_row > 0) {
-        let reached = if b.in_a_row >= b.cap {
+        let reached = if cap::reached(b.cap, b.in_a_row) {
             " reached: a block now is allowed instead"
         } else {
             ""
