@@ -242,7 +242,7 @@ fn task_id(text: &str) -> Result<u64, String> {
 /// A binary started as a reviewer's guardian (`reviewer/guardian.rs`) is only that.
 fn guardian_role() {
     if std::env::args_os().nth(1).as_deref() == Some(crate::reviewer::guardian::ROLE_ARG.as_ref()) {
-        crate::reviewer::guardian::serve();
+        crate::reviewer::guardian::serve(std::env::args_os().skip(2));
     }
 }
 

@@ -72,6 +72,8 @@ pub fn main(opts: &Options) {
             _lock: None,
         });
     finished.emit(started, notice.as_deref());
+    // Last: a review's guardians hold the files it replaced (reviewer/guardian.rs).
+    reviewer::guardian::dismiss_kept();
 }
 
 /// An inherited "ignore SIGCHLD" makes the kernel discard the reviewer's exit status,

@@ -190,8 +190,13 @@ pub fn run(spec: &Spec) -> io::Result<Captured> {
         }
     };
 
-    if let Some(g) = guardian {
-        g.dismiss();
+    match guardian {
+        // It holds files the caller is about to replace: dismissed when the hook ends.
+        Some(g) if spec.guardian.as_ref().is_some_and(|l| !l.hold.is_empty()) => {
+            super::guardian::keep(g)
+        }
+        Some(g) => g.dismiss(),
+        None => {}
     }
     let (stdout, stdout_truncated) = take_capture(&stdout);
     let (stderr, stderr_truncated) = take_capture(&stderr);
