@@ -6,11 +6,15 @@
 //!
 //! Measures (target in brackets): a bound stop, `taskie-hook` run directly [1.5×]; the
 //! same stop as Claude Code runs it, the registered `hooks/hooks.json` command through
-//! `/bin/sh -c` [2.8×], beside the client's shell alone (`/bin/sh -c true`, a reference: the
-//! part no launcher can save); `taskie status` [3×] and a budgeted plan's stop [2×] with 20 MiB
-//! of event logs; the hook's overhead around a review with a fake reviewer (hook minus the
-//! reviewer alone, same round) [6×], and around a panel of three [8×]; an unbound
-//! session's second stop at 2,000 plans [2×].
+//! `/bin/sh -c` [2.8×], beside two references: the client's shell alone (`/bin/sh -c true`,
+//! the part no launcher can save) and the shell exec'ing the floor (`/bin/sh -c 'exec
+//! floor'`, one shell and one `exec` of a program that does nothing more); `taskie status`
+//! [3×] and a budgeted plan's stop [2×] with 20 MiB of event logs; the hook's overhead
+//! around a review with a fake reviewer (hook minus the reviewer alone, same round) [6×],
+//! and around a panel of three [8×], beside a reference: the writes SPEC §3 and §5 step 18
+//! force to disk in a review (the review file's `fsync`, then state.json's temporary file
+//! `fsync`, rename and directory `fsync`), timed in the bench itself; an unbound session's
+//! second stop at 2,000 plans [2×].
 //!
 //! Options: `--rounds N` (default 200; review rounds a third of it), `--hook PATH` and
 //! `--taskie PATH` (the builds to measure: default the bench's own, e.g. pass the static
@@ -22,6 +26,40 @@ use super::*;
 const FLOOR_RS: &str = "use std::io::Read;\nfn main() {\n    let mut input = Vec::new();\n    \
      let _ = std::io::stdin().read_to_end(&mut input);\n    \
      let _ = std::fs::read(std::env::args_os().nth(1).unwrap_or_default());\n}\n";
+
+/// What a review forces to disk, as the hook does it (SPEC §3, §5 step 18), timed without
+/// a process start: a new review file synced, then state.json replaced through a synced
+/// temporary file, renamed, and its directory synced. The replaced state.json is held open
+/// across the rename and closed after the timing, as the review's guardian does for the
+/// hook (src/reviewer/guardian.rs); the review file is removed after, untimed.
+fn durable_review_writes(dir: &Path) -> Duration {
+    let (review, state, tmp) = (
+        dir.join("review-3.md"),
+        dir.join("state.json"),
+        dir.join(".taskie-tmp-state"),
+    );
+    if !state.exists() {
+        fs::write(&state, "{}\n").expect("reference state");
+    }
+    let held = File::open(&state).expect("hold the old state");
+    let started = Instant::now();
+    let f = File::create(&review).expect("reference review");
+    (&f).write_all(b"# Review\n\nVERDICT: FAIL\n")
+        .expect("write review");
+    f.sync_all().expect("sync review");
+    let t = File::create(&tmp).expect("reference temporary file");
+    (&t).write_all(b"{\n  \"phase_iteration\": 3\n}\n")
+        .expect("write state");
+    t.sync_all().expect("sync state");
+    fs::rename(&tmp, &state).expect("rename state");
+    File::open(dir)
+        .and_then(|d| d.sync_all())
+        .expect("sync directory");
+    let took = started.elapsed();
+    drop((held, f, t));
+    fs::remove_file(&review).expect("remove the reference review");
+    took
+}
 
 /// Builds the floor with rustc: static musl when that target is installed, else the
 /// host target with a static C runtime.
@@ -309,7 +347,6 @@ pub fn run(r: &Ratios) {
         let state = root.join(".taskie/plans").join(TARGET).join("state.json");
         run_once(&mut floor_cmd(&state), Some(stdin), |_| true, "floor")
     };
-    let _ = small_state;
     let empty = |o: &str| o.is_empty();
 
     let mut m_bound = Measure::new("bound stop, taskie-hook direct (1 plan)", 1.5);
@@ -320,6 +357,10 @@ pub fn run(r: &Ratios) {
         "reference: the client's shell alone, /bin/sh -c true",
         f64::NAN,
     );
+    let mut m_exec = Measure::new(
+        "reference: the shell exec'ing the floor, /bin/sh -c 'exec floor'",
+        f64::NAN,
+    );
     let mut m_status = Measure::new("taskie status, 20 MiB of logs", 3.0);
     let mut m_budget = Measure::new("budgeted plan's stop, 20 MiB of logs", 2.0);
     let mut m_second = Measure::new("unbound session's second stop, 2,000 plans", 2.0);
@@ -328,6 +369,12 @@ pub fn run(r: &Ratios) {
         "overhead around a panel of 3 (hook − one reviewer alone)",
         8.0,
     );
+    let mut m_disk = Measure::new(
+        "reference: a review's durable writes alone, in-process (2 fsyncs of files, 1 of a directory)",
+        f64::NAN,
+    );
+    let disk_dir = base.join("disk-reference");
+    fs::create_dir_all(&disk_dir).expect("disk reference dir");
 
     // The unbound session's first stop binds it; the measured ones are its next stops.
     let many_event = stdin_of(&many, UNBOUND);
@@ -410,6 +457,27 @@ pub fn run(r: &Ratios) {
             m_shell.add(f, ms(v));
         }
 
+        let f = floor_once(&small, &bound_event);
+        let mut exec = Command::new("/bin/sh");
+        exec.arg("-c")
+            .arg(format!(
+                "exec '{}' '{}'",
+                floor.display(),
+                small_state.display()
+            ))
+            .current_dir(&small)
+            .env_clear()
+            .env("PATH", &path);
+        let v = run_once(
+            &mut exec,
+            Some(&bound_event),
+            empty,
+            "the shell exec'ing the floor",
+        );
+        if keep {
+            m_exec.add(f, ms(v));
+        }
+
         let f = floor_once(&budgeted, &budget_event);
         let mut st = Command::new(&r.taskie);
         st.arg("status")
@@ -457,6 +525,11 @@ pub fn run(r: &Ratios) {
                     m.add(f, ms(v) - ms(alone));
                 }
             }
+            let f = floor_once(&single, &stdin_of(&single, UNBOUND));
+            let v = durable_review_writes(&disk_dir);
+            if keep {
+                m_disk.add(f, ms(v));
+            }
         }
     }
 
@@ -466,7 +539,8 @@ pub fn run(r: &Ratios) {
     );
     println!("|---|---|---|---|---|---|---|");
     for m in [
-        &m_bound, &m_sh, &m_shell, &m_status, &m_budget, &m_second, &m_review, &m_panel,
+        &m_bound, &m_sh, &m_shell, &m_exec, &m_status, &m_budget, &m_second, &m_review, &m_panel,
+        &m_disk,
     ] {
         m.print();
     }

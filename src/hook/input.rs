@@ -37,6 +37,19 @@ impl Event {
                 "received no input on stdin",
             ));
         }
+        // An object read straight into its fields: no map of every field the client sent
+        // (a map hashes each name, with a randomly keyed hasher whose keys cost a system
+        // call; docs/performance.md). Anything else, or an object this reading refuses (a
+        // field given twice), goes the general way, which says exactly what is wrong.
+        let object = input.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{');
+        match serde_json::from_slice::<Wire>(input) {
+            Ok(wire) if object => Ok(Event::from(wire)),
+            _ => Self::wire_of_any(input).map(Event::from),
+        }
+    }
+
+    /// The general reading: any JSON value first, then its fields.
+    fn wire_of_any(input: &[u8]) -> Result<Wire, String> {
         let value: Value = serde_json::from_slice(input)
             .map_err(|e| crate::hook::message::bad_input(&format!("input is not JSON ({e})")))?;
         if !value.is_object() {
@@ -44,26 +57,30 @@ impl Event {
                 "input is not a JSON object",
             ));
         }
-        let wire = Wire::deserialize(value).map_err(|e| {
-            crate::hook::message::bad_input(&format!("input could not be read ({e})"))
-        })?;
+        Wire::deserialize(value)
+            .map_err(|e| crate::hook::message::bad_input(&format!("input could not be read ({e})")))
+    }
+
+    pub fn is_subagent_stop(&self) -> bool {
+        self.hook_event_name.as_deref() == Some("SubagentStop")
+    }
+}
+
+impl From<Wire> for Event {
+    fn from(wire: Wire) -> Event {
         let text = |v: Value| match v {
             Value::String(s) => Some(s),
             _ => None,
         };
         let nonempty = |v: Value| text(v).filter(|s| !s.is_empty());
-        Ok(Event {
+        Event {
             cwd: nonempty(wire.cwd),
             stop_hook_active: wire.stop_hook_active.as_bool().unwrap_or(false),
             hook_event_name: text(wire.hook_event_name),
             session_id: nonempty(wire.session_id),
             turn_id: nonempty(wire.turn_id),
             model: nonempty(wire.model),
-        })
-    }
-
-    pub fn is_subagent_stop(&self) -> bool {
-        self.hook_event_name.as_deref() == Some("SubagentStop")
+        }
     }
 }
 
@@ -75,6 +92,24 @@ pub fn skip_requested() -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_direct_reading_gives_what_the_general_one_gives() {
+        for input in [
+            r#"{"cwd":"/p","stop_hook_active":true,"hook_event_name":"Stop","x":{"y":[1,{"z":2}]}}"#,
+            r#" {"session_id":"a","session_id":"b"}"#,
+            r#"{"cwd":5,"stop_hook_active":"yes","turn_id":"","model":null}"#,
+            "[]",
+            r#"["/p", true]"#,
+            "{nope",
+            "{} x",
+            "\u{feff}{}",
+            "7",
+        ] {
+            let general = Event::wire_of_any(input.as_bytes()).map(Event::from);
+            assert_eq!(Event::parse(input.as_bytes()), general, "{input}");
+        }
+    }
 
     #[test]
     fn reads_the_used_fields_and_ignores_the_rest() {

@@ -1,6 +1,6 @@
 //! Plan structure validation (SPEC §7). Pure: the caller lists the directory and reads tasks.md.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 
 use crate::model::plan_file::{PlanFile, Subject};
 use crate::model::tasks;
@@ -175,8 +175,7 @@ pub fn validate_read(listing: &Listing, tasks_md: Option<&TasksText>) -> Vec<Str
     }
 
     // Relationships are by identity, so `task-01.md` satisfies a need for `task-1.md`.
-    let present: HashSet<PlanFile> = plan_files.iter().map(|&(_, f)| f).collect();
-    let has = |f: PlanFile| present.contains(&f);
+    let has = |f: PlanFile| plan_files.iter().any(|&(_, p)| p == f);
 
     if !has(PlanFile::Plan) {
         errors.push(MissingPlan);

@@ -14,34 +14,34 @@ use crate::clock::Utc;
 use crate::model::text::minutes_seconds;
 use crate::store::fs;
 use serde::{Deserialize, Serialize};
-use std::collections::HashSet;
 use std::fs::File;
 use std::io;
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 
-/// The lock files this process holds.
-static HELD: Mutex<Option<HashSet<PathBuf>>> = Mutex::new(None);
+/// The lock files this process holds: one or two, so a list (a hash set would be the
+/// only hashing of a stop, and its randomly keyed hasher costs a system call).
+static HELD: Mutex<Vec<PathBuf>> = Mutex::new(Vec::new());
 
 fn held(path: &Path) -> bool {
     let guard = HELD.lock().unwrap_or_else(|e| e.into_inner());
-    guard.as_ref().is_some_and(|set| set.contains(path))
+    guard.iter().any(|p| p == path)
 }
 
 /// Registers `path` as held; false when this process holds it already.
 fn register(path: &Path) -> bool {
     let mut guard = HELD.lock().unwrap_or_else(|e| e.into_inner());
-    guard
-        .get_or_insert_with(HashSet::new)
-        .insert(path.to_path_buf())
+    if guard.iter().any(|p| p == path) {
+        return false;
+    }
+    guard.push(path.to_path_buf());
+    true
 }
 
 fn unregister(path: &Path) {
     let mut guard = HELD.lock().unwrap_or_else(|e| e.into_inner());
-    if let Some(set) = guard.as_mut() {
-        set.remove(path);
-    }
+    guard.retain(|p| p != path);
 }
 
 /// Held while the guard lives.

@@ -4,9 +4,12 @@
 
 mod error;
 mod field;
+mod raw;
 
 pub use error::{FieldProblem, StateError};
 pub use field::{FIELDS, Field, Slot, ValueKind, fields_help, find_field, unknown_field};
+
+use raw::Raw;
 
 use crate::model::phase::Phase;
 use crate::model::reviewers::{Mode, Reviewer};
@@ -45,7 +48,7 @@ pub struct State {
     pub paused_until: Option<i64>,
     /// Who paused the plan and what it said, for the message while paused.
     pub paused_by: Option<String>,
-    raw: Map<String, Value>,
+    raw: Raw,
 }
 
 /// A state serializes as it is stored (see [`State::to_json`]).
@@ -74,14 +77,19 @@ impl Default for State {
             max_cost_usd: None,
             paused_until: None,
             paused_by: None,
-            raw: Map::new(),
+            raw: Raw::default(),
         }
     }
 }
 
 impl State {
     pub fn parse(bytes: &[u8]) -> Result<State, StateError> {
-        State::from_object(State::object(bytes)?)
+        let text = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
+        match serde_json::from_slice::<Raw>(text) {
+            Ok(raw) => State::from_raw(raw),
+            // The errors (not JSON, not an object) exactly as the general reader gives them.
+            Err(_) => State::from_object(State::object(bytes)?),
+        }
     }
 
     /// The JSON object of state.json as stored. A UTF-8 byte order mark, which some
@@ -96,6 +104,10 @@ impl State {
     }
 
     pub fn from_object(raw: Map<String, Value>) -> Result<State, StateError> {
+        State::from_raw(Raw::from(raw))
+    }
+
+    fn from_raw(raw: Raw) -> Result<State, StateError> {
         let mut state = State {
             raw,
             ..State::default()
@@ -148,7 +160,7 @@ impl State {
     /// The object as stored: the fields read, in their order, with taskie's fields
     /// in canonical types; established fields always, optional ones when set.
     fn stored(&self) -> Map<String, Value> {
-        let mut out = self.raw.clone();
+        let mut out = self.raw.to_map();
         let defaults = State::default();
         for f in &FIELDS {
             let v = f.get(self);
@@ -166,7 +178,7 @@ impl State {
         for f in &FIELDS {
             out.insert(f.name.into(), f.get(self));
         }
-        for (k, v) in &self.raw {
+        for (k, v) in self.raw.iter() {
             out.entry(k.clone()).or_insert_with(|| v.clone());
         }
         Value::Object(out)
@@ -258,6 +270,29 @@ mod tests {
 
     fn parse(s: &str) -> Result<State, StateError> {
         State::parse(s.as_bytes())
+    }
+
+    #[test]
+    fn state_json_reads_as_the_general_reader_reads_it() {
+        for text in [
+            r#"{"phase":"x","zeta":{"b":1,"a":2},"max_reviews":"3"}"#,
+            r#"{"phase":"x","phase":"y"}"#,
+            "\u{feff}{\"tdd\":true}",
+            r#"{"max_reviews":"lots"}"#,
+            r#"{"max_revews":3}"#,
+            "[]",
+            "[1,",
+            "{",
+            "",
+            "null",
+        ] {
+            let general = State::object(text.as_bytes()).and_then(State::from_object);
+            let read = parse(text);
+            assert_eq!(read, general, "{text}");
+            if let (Ok(read), Ok(general)) = (&read, &general) {
+                assert_eq!(read.to_json(), general.to_json(), "{text}");
+            }
+        }
     }
 
     #[test]
