@@ -421,8 +421,9 @@ fn reset_review(root: &Path) {
     // The hook binds the session of a review it runs (SPEC §17); each review run must
     // start unbound, with the scan, as the first review of a session does.
     let _ = fs::remove_file(root.join(format!(".taskie/sessions/{UNBOUND}.json")));
-    // Each run is a first block, not one more of a series the block cap would end.
-    let _ = fs::remove_dir_all(root.join(".taskie/blocks"));
+    // Each run is a first block, not one more of a series the block cap would end. Only
+    // the count goes: the directory stays, as in any project where a stop once blocked.
+    let _ = fs::remove_file(root.join(format!(".taskie/blocks/session-{UNBOUND}")));
     if let Ok(entries) = fs::read_dir(root.join(".taskie/logs")) {
         for e in entries.flatten() {
             if e.file_name().as_bytes().starts_with(b"review-") {

@@ -73,6 +73,12 @@ fn file(project: &Project, session: &SessionId) -> PathBuf {
         .join(format!("{}.json", session.as_str()))
 }
 
+/// The session whose binding a name in `.taskie/sessions` is (`<session>.json`); `None`
+/// for anything else there (its `.gitignore`, a temporary file).
+fn binding_of(name: &std::ffi::OsStr) -> Option<&str> {
+    name.to_str().and_then(|n| n.strip_suffix(".json"))
+}
+
 /// Small files only: a binding is a few dozen bytes.
 const MAX_BINDING_BYTES: u64 = 4096;
 
@@ -129,7 +135,7 @@ pub fn held_by_others(project: &Project, me: Option<&SessionId>) -> BTreeMap<Str
     };
     let now = SystemTime::now();
     for (name, _) in entries {
-        let Some(id) = name.to_str().and_then(|n| n.strip_suffix(".json")) else {
+        let Some(id) = binding_of(&name) else {
             continue;
         };
         if me.is_some_and(|m| m.as_str() == id) {
@@ -172,7 +178,8 @@ pub fn bind(project: &Project, session: &SessionId, plan: &str) -> std::io::Resu
     crate::store::project::create_runtime_dir(&dir)?;
     let now = SystemTime::now();
     if let Ok(entries) = crate::store::scan::entries(&dir) {
-        for (name, _) in entries {
+        // Only bindings: the directory's .gitignore is not one.
+        for (name, _) in entries.into_iter().filter(|(n, _)| binding_of(n).is_some()) {
             let other = dir.join(name);
             if other == path {
                 continue;
@@ -271,6 +278,25 @@ mod tests {
         assert_eq!(bound_plan(&p, &s1), None, "s2 took plan a over");
         assert_eq!(bound_plan(&p, &s2).as_deref(), Some("a"));
         assert!(!file(&p, &s3).exists(), "unused for a week: pruned");
+    }
+
+    #[test]
+    fn only_session_json_files_are_bindings_the_rest_of_the_directory_is_left_alone() {
+        let (_t, p) = project();
+        let s1 = SessionId::parse("s1").unwrap();
+        bind(&p, &s1, "b").unwrap();
+        // Binding text in names that are not `<session>.json`: not bindings, so neither
+        // taken over nor pruned, as `held_by_others` does not count them either.
+        let dir = p.sessions();
+        let text = "{\"plan\": \"a\", \"bound_at\": \"x\"}\n";
+        for name in [".gitignore-like", "notes.txt"] {
+            std::fs::write(dir.join(name), text).unwrap();
+        }
+        assert!(held_by_others(&p, None).get("a").is_none());
+        bind(&p, &SessionId::parse("s2").unwrap(), "a").unwrap();
+        for name in [".gitignore-like", "notes.txt"] {
+            assert!(dir.join(name).exists(), "{name} was treated as a binding");
+        }
     }
 
     #[test]
