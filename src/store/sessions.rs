@@ -292,7 +292,7 @@ mod tests {
         for name in [".gitignore-like", "notes.txt"] {
             std::fs::write(dir.join(name), text).unwrap();
         }
-        assert!(held_by_others(&p, None).get("a").is_none());
+        assert!(!held_by_others(&p, None).contains_key("a"));
         bind(&p, &SessionId::parse("s2").unwrap(), "a").unwrap();
         for name in [".gitignore-like", "notes.txt"] {
             assert!(dir.join(name).exists(), "{name} was treated as a binding");
