@@ -16,7 +16,7 @@
 //! plan lock included, lives on in the guardian.
 //!
 //! A review's guardian also **holds the files the review's outcome replaces** (the plan's
-//! state.json and ledgers), open read-only from its start, and is dismissed only when the
+//! state.json and ledgers), open from its start, and is dismissed only when the
 //! hook has answered ([`keep`], [`dismiss_kept`]). Replacing a file frees the old one's
 //! blocks, and on a file system mounted with `discard` (common on cloud disks) that free
 //! waits for the device: 70 µs per file where it costs 4 µs without (docs/performance.md).
@@ -157,6 +157,24 @@ pub fn dismiss_kept() {
     }
 }
 
+/// Opens `path` only to keep its file from being freed while open. On Linux as a bare
+/// reference (`O_PATH`): no read access needed, nothing a device or a FIFO could do on an
+/// open; elsewhere read-only, and only a regular file. Not following a link either way; a
+/// file that cannot be opened is simply not held.
+fn hold_file(path: OsString) -> Option<rustix::fd::OwnedFd> {
+    use rustix::fs::{Mode, OFlags};
+    #[cfg(target_os = "linux")]
+    let flags = OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    #[cfg(not(target_os = "linux"))]
+    let flags = {
+        if !std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file()) {
+            return None;
+        }
+        OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC
+    };
+    rustix::fs::open(&path, flags, Mode::empty()).ok()
+}
+
 /// The guardian role, entered from `main` when the first argument is [`ROLE_ARG`], with
 /// the files to hold (the arguments after it): waits on stdin, then exits; on
 /// end-of-file first SIGKILLs its process group. Never returns.
@@ -168,15 +186,7 @@ pub fn serve(hold: impl Iterator<Item = OsString>) -> ! {
         signal_hook::consts::SIGTERM,
         std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false)),
     );
-    // Read-only, without following a link and without waiting on a FIFO; a file that
-    // cannot be opened is simply not held.
-    let held: Vec<_> = hold
-        .filter_map(|path| {
-            use rustix::fs::{Mode, OFlags};
-            let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
-            rustix::fs::open(&path, flags, Mode::empty()).ok()
-        })
-        .collect();
+    let held: Vec<_> = hold.filter_map(hold_file).collect();
     let mut byte = [0u8; 1];
     let dismissed = loop {
         match io::stdin().lock().read(&mut byte) {
