@@ -488,16 +488,20 @@ fn measure(cmd: &mut Command, stdin_file: Option<&Path>) -> (Sample, String) {
 /// Makes the processes a measured run leaves behind children of the bench once their
 /// parent exits: a review's guardian outlives the hook by design (it frees the files the
 /// review replaced, src/reviewer/guardian.rs), and the bench waits for it before the next
-/// measure, untimed, so that work cannot fall into another measure.
+/// measure, untimed, so that work cannot fall into another measure. Linux only; elsewhere
+/// such processes go to init and the bench does not wait for them.
 fn adopt_orphans() {
-    // SAFETY: prctl with an integer argument; no memory is passed.
-    let r = unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1) };
-    assert_eq!(
-        r,
-        0,
-        "PR_SET_CHILD_SUBREAPER: {}",
-        std::io::Error::last_os_error()
-    );
+    #[cfg(target_os = "linux")]
+    {
+        // SAFETY: prctl with an integer argument; no memory is passed.
+        let r = unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1) };
+        assert_eq!(
+            r,
+            0,
+            "PR_SET_CHILD_SUBREAPER: {}",
+            std::io::Error::last_os_error()
+        );
+    }
 }
 
 /// Waits for every remaining child (see [`adopt_orphans`]); returns at once when none.
