@@ -646,10 +646,11 @@ fn a_hook_whose_binary_file_is_gone_still_guards_its_reviewer() {
 }
 
 /// Reviewer prologue: waits (bounded) until its process group's leader, the guardian, has
-/// opened the plan's state.json, then records the guardian's pid in `$here/guardian`.
+/// opened the plan's state.json (at most 20 s, as long as `LIVENESS`), then records the
+/// guardian's pid in `$here/guardian`.
 #[cfg(target_os = "linux")]
 const RECORD_GUARDIAN: &str = "read -r _ _ _ _ group _ < /proc/$$/stat\n\
-i=0; while [ $i -lt 500 ] && ! ls -l /proc/$group/fd 2>/dev/null | grep -q 'state.json$'; do sleep 0.01; i=$((i+1)); done\n\
+i=0; while [ $i -lt 2000 ] && ! ls -l /proc/$group/fd 2>/dev/null | grep -q 'state.json$'; do sleep 0.01; i=$((i+1)); done\n\
 echo $group > \"$here/guardian\"\n";
 
 /// What the process `pid` has open, as /proc shows it (a replaced file ends in " (deleted)").
