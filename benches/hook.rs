@@ -421,9 +421,7 @@ fn reset_review(root: &Path) {
     // The hook binds the session of a review it runs (SPEC §17); each review run must
     // start unbound, with the scan, as the first review of a session does.
     let _ = fs::remove_file(root.join(format!(".taskie/sessions/{UNBOUND}.json")));
-    // Each run is a first block, not one more of a series the block cap would end. Only
-    // the count goes: the directory stays, as in any project where a stop once blocked.
-    let _ = fs::remove_file(root.join(format!(".taskie/blocks/session-{UNBOUND}")));
+    first_block(root);
     if let Ok(entries) = fs::read_dir(root.join(".taskie/logs")) {
         for e in entries.flatten() {
             if e.file_name().as_bytes().starts_with(b"review-") {
@@ -431,6 +429,14 @@ fn reset_review(root: &Path) {
             }
         }
     }
+}
+
+/// Makes the next block of the measured session its first, not one more of a series the
+/// block cap (SPEC §20) would end with an allow. Only the count goes: the directory stays,
+/// as in any project where a stop once blocked (re-creating it and its .gitignore was no
+/// part of a stop).
+fn first_block(root: &Path) {
+    let _ = fs::remove_file(root.join(format!(".taskie/blocks/session-{UNBOUND}")));
 }
 
 // ---------------------------------------------------------------------------------------
@@ -572,9 +578,7 @@ fn bench_scenario(opts: &Options, root: &Path, event: &Path, s: Scenario) -> Vec
             reset_review(root);
         }
         if s == Scenario::ValidationFailed {
-            // Each run is a session's first block, not the ninth of a series that the
-            // block cap (SPEC §20) ends with an allow.
-            let _ = fs::remove_dir_all(root.join(".taskie/blocks"));
+            first_block(root);
         }
         let mut cmd = hook_command(&opts.hook, root, &me);
         let (sample, out) = measure(&mut cmd, Some(event));

@@ -527,10 +527,12 @@ pub fn run(r: &Ratios) {
                 let f = floor_once(root, &event);
                 let v = run_once(&mut hook_cmd(r, root), Some(&event), blocked, m.name);
                 let alone = reviewer_alone(root, args);
+                let overhead = ms(v) - ms(alone);
                 if keep {
-                    m.add(f, ms(v) - ms(alone));
+                    m.add(f, overhead);
                 }
-                single_overhead.get_or_insert((f, ms(v) - ms(alone)));
+                // The first of the two is the single review.
+                single_overhead.get_or_insert((f, overhead));
             }
             let f = floor_once(&single, &stdin_of(&single, UNBOUND));
             let v = durable_review_writes(&disk_dir);

@@ -42,10 +42,10 @@ impl Event {
         // call; docs/performance.md). Anything else, or an object this reading refuses (a
         // field given twice), goes the general way, which says exactly what is wrong.
         let object = input.iter().find(|b| !b.is_ascii_whitespace()) == Some(&b'{');
-        match serde_json::from_slice::<Wire>(input) {
-            Ok(wire) if object => Ok(Event::from(wire)),
-            _ => Self::wire_of_any(input).map(Event::from),
+        if object && let Ok(wire) = serde_json::from_slice::<Wire>(input) {
+            return Ok(Event::from(wire));
         }
+        Self::wire_of_any(input).map(Event::from)
     }
 
     /// The general reading: any JSON value first, then its fields.

@@ -84,19 +84,16 @@ impl Default for State {
 
 impl State {
     pub fn parse(bytes: &[u8]) -> Result<State, StateError> {
-        let text = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
-        match serde_json::from_slice::<Raw>(text) {
+        match serde_json::from_slice::<Raw>(without_bom(bytes)) {
             Ok(raw) => State::from_raw(raw),
             // The errors (not JSON, not an object) exactly as the general reader gives them.
             Err(_) => State::from_object(State::object(bytes)?),
         }
     }
 
-    /// The JSON object of state.json as stored. A UTF-8 byte order mark, which some
-    /// editors write, is not part of the JSON and is skipped.
+    /// The JSON object of state.json as stored.
     pub fn object(bytes: &[u8]) -> Result<Map<String, Value>, StateError> {
-        let bytes = bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes);
-        match serde_json::from_slice(bytes) {
+        match serde_json::from_slice(without_bom(bytes)) {
             Ok(Value::Object(raw)) => Ok(raw),
             Ok(_) => Err(StateError::NotObject),
             Err(e) => Err(StateError::NotJson(e.to_string())),
@@ -231,6 +228,11 @@ impl State {
             None => self.raw.get(name).cloned().unwrap_or(Value::Null),
         }
     }
+}
+
+/// A UTF-8 byte order mark, which some editors write, is not part of the JSON.
+fn without_bom(bytes: &[u8]) -> &[u8] {
+    bytes.strip_prefix(b"\xEF\xBB\xBF").unwrap_or(bytes)
 }
 
 #[cfg(test)]
