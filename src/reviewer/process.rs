@@ -9,11 +9,14 @@
 //! by the [`Guardian`] (`guardian.rs`), started before the reviewer, whose group the reviewer
 //! joins (any Unix).
 //!
-//! Three helper threads: two read stdout and stderr, one waits for the leader's exit with
-//! `waitid(WNOWAIT)` (rustix), which leaves it unreaped. Decision: not `wait-timeout`,
-//! which reaps the leader when it returns and installs a process-wide SIGCHLD handler;
-//! the unreaped leader keeps its pid, so the pgid the TERM/KILL escalation signals cannot
-//! be reused by an unrelated group before the last signal.
+//! Watching the reviewer ([`Watch`]): on Linux, one `poll` on the calling thread over its
+//! two output pipes and a pidfd, which becomes readable when the leader exits. Elsewhere
+//! (or where `pidfd_open` is refused), three helper threads: two read stdout and stderr,
+//! one waits for the leader's exit with `waitid(WNOWAIT)`. Both leave the leader
+//! unreaped until the end. Decision: not `wait-timeout`, which reaps the leader when it
+//! returns and installs a process-wide SIGCHLD handler; the unreaped leader keeps its pid,
+//! so the pgid the TERM/KILL escalation signals cannot be reused by an unrelated group
+//! before the last signal.
 //!
 //! Unix only; the parent-death signal is Linux only.
 
@@ -103,6 +106,29 @@ pub struct Captured {
 /// Must be called on a thread that stays alive for the whole call (it does, since the call
 /// blocks): on Linux the parent-death signal is tied to the thread that forked.
 pub fn run(spec: &Spec) -> io::Result<Captured> {
+    run_watched(spec, Watch::BEST)
+}
+
+/// How [`run`] learns of the reviewer's output and exit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Watch {
+    /// Linux: the pipes and a pidfd in one `poll` on the calling thread. No helper thread:
+    /// on a virtual machine each one costs ~50 µs to start and end (docs/performance.md).
+    Poll,
+    /// Three helper threads (two pipe readers and a `waitid`) reporting on a channel.
+    /// Linux watches this way only where it has no pidfd, and in tests.
+    #[cfg_attr(target_os = "linux", allow(dead_code))]
+    Threads,
+}
+
+impl Watch {
+    #[cfg(target_os = "linux")]
+    const BEST: Watch = Watch::Poll;
+    #[cfg(not(target_os = "linux"))]
+    const BEST: Watch = Watch::Threads;
+}
+
+fn run_watched(spec: &Spec, watch: Watch) -> io::Result<Captured> {
     let started = Instant::now();
     // The guardian first: from here on, a kill of this process takes down whatever is in
     // its group, so there is no instant at which a reviewer could be left behind.
@@ -124,30 +150,25 @@ pub fn run(spec: &Spec) -> io::Result<Captured> {
         _ => Group::new(pid),
     };
 
-    let stdout = Arc::new(Mutex::new(Capture::default()));
-    let stderr = Arc::new(Mutex::new(Capture::default()));
-    let (tx, rx) = mpsc::channel();
-    let setup = start_threads(&mut child, spec, &stdout, &stderr, &tx);
-    // Only the threads hold senders now, so a disconnected channel means they are all gone.
-    drop(tx);
-    if let Err(e) = setup {
-        // Could not start the helper threads: don't leave the child running unobserved.
-        group.signal(Signal::KILL);
-        let _ = child.wait();
-        return Err(e);
-    }
-
-    let mut w = Waits::new(rx);
+    let mut w = match Waits::start(&mut child, spec, watch) {
+        Ok(w) => w,
+        Err(e) => {
+            // Could not start the helper threads: don't leave the child running unobserved.
+            group.signal(Signal::KILL);
+            let _ = child.wait();
+            return Err(e);
+        }
+    };
     let mut stragglers_terminated = false;
-    let timed_out = !w.wait_until(deadline, |w| w.exited.is_some());
+    let timed_out = !w.wait_until(deadline, Heard::exited);
     if timed_out {
         group.signal(Signal::TERM);
-        w.wait_until(after(TERM_GRACE), |w| w.exited.is_some() && w.all_closed());
+        w.wait_until(after(TERM_GRACE), Heard::over);
         // Always escalate on timeout, even if the leader and pipes are gone: a descendant
         // that caught SIGTERM and closed its pipes would otherwise survive the timeout.
         // Safe against pid reuse because the leader is not reaped yet (see `wait_exit`).
         group.signal(Signal::KILL);
-        w.wait_until(after(KILL_WAIT), |w| w.exited.is_some() && w.all_closed());
+        w.wait_until(after(KILL_WAIT), Heard::over);
     } else {
         // Descendants may still hold our pipes. Give them a short grace, never past the
         // overall deadline, then terminate the group so the readers see EOF.
@@ -158,17 +179,17 @@ pub fn run(spec: &Spec) -> io::Result<Captured> {
             (Some(g), Some(d)) => Some(g.min(d)),
             (g, d) => g.or(d),
         };
-        if !w.wait_until(grace, Waits::all_closed) {
+        if !w.wait_until(grace, Heard::all_closed) {
             stragglers_terminated = true;
             group.signal(Signal::TERM);
-            w.wait_until(after(TERM_GRACE), Waits::all_closed);
+            w.wait_until(after(TERM_GRACE), Heard::all_closed);
             group.signal(Signal::KILL);
-            w.wait_until(after(KILL_WAIT), Waits::all_closed);
+            w.wait_until(after(KILL_WAIT), Heard::all_closed);
         }
     }
 
     // Group signalling is over; now reap the leader.
-    let status = match w.exited.take() {
+    let status = match w.heard.exited.take() {
         Some(_) => Some(child.wait()),
         None => {
             // Only reachable after SIGKILL when the child is stuck in the kernel: reap it in
@@ -198,8 +219,7 @@ pub fn run(spec: &Spec) -> io::Result<Captured> {
         Some(g) => g.dismiss(),
         None => {}
     }
-    let (stdout, stdout_truncated) = take_capture(&stdout);
-    let (stderr, stderr_truncated) = take_capture(&stderr);
+    let [(stdout, stdout_truncated), (stderr, stderr_truncated)] = w.finish();
     Ok(Captured {
         ending,
         stdout,
@@ -309,14 +329,30 @@ impl Group {
     }
 }
 
-/// Bounded capture buffer shared between a reader thread and `run`.
+/// Bounded capture of one output stream.
 #[derive(Default)]
 struct Capture {
     data: Vec<u8>,
     truncated: bool,
-    /// Set when `run` has taken the data; a reader still running (its pipe held by a process
-    /// we could not kill) then stops instead of refilling a buffer nobody will read.
+    /// Set when `run` has taken the data; a reader thread still running (its pipe held by
+    /// a process we could not kill) then stops instead of refilling a buffer nobody reads.
     abandoned: bool,
+}
+
+impl Capture {
+    /// Keeps what fits under `limit` of `bytes`, noting whether anything was dropped.
+    fn add(&mut self, bytes: &[u8], limit: usize) {
+        let keep = bytes.len().min(limit.saturating_sub(self.data.len()));
+        self.data.extend_from_slice(&bytes[..keep]);
+        if keep < bytes.len() {
+            self.truncated = true;
+        }
+    }
+
+    fn take(&mut self) -> (Vec<u8>, bool) {
+        self.abandoned = true;
+        (std::mem::take(&mut self.data), self.truncated)
+    }
 }
 
 fn lock(c: &Mutex<Capture>) -> MutexGuard<'_, Capture> {
@@ -324,44 +360,279 @@ fn lock(c: &Mutex<Capture>) -> MutexGuard<'_, Capture> {
     c.lock().unwrap_or_else(|e| e.into_inner())
 }
 
-fn take_capture(c: &Mutex<Capture>) -> (Vec<u8>, bool) {
-    let mut g = lock(c);
-    g.abandoned = true;
-    (std::mem::take(&mut g.data), g.truncated)
+/// The two output streams, in this order everywhere.
+#[derive(Clone, Copy)]
+enum Stream {
+    Stdout = 0,
+    Stderr = 1,
 }
 
-enum Stream {
-    Stdout,
-    Stderr,
+/// What `run` has heard of the reviewer so far.
+#[derive(Default)]
+struct Heard {
+    /// The leader has terminated (not yet reaped), or waiting for it failed.
+    exited: Option<io::Result<()>>,
+    closed: [bool; 2],
+}
+
+impl Heard {
+    fn exited(&self) -> bool {
+        self.exited.is_some()
+    }
+
+    fn all_closed(&self) -> bool {
+        self.closed == [true, true]
+    }
+
+    /// Exited, and nothing holds its output pipes any more.
+    fn over(&self) -> bool {
+        self.exited() && self.all_closed()
+    }
+}
+
+/// The reviewer under watch.
+struct Waits {
+    heard: Heard,
+    by: By,
+}
+
+enum By {
+    #[cfg(target_os = "linux")]
+    Poll(Polled),
+    Threads(Threaded),
+}
+
+/// What one wait for news brought.
+enum News {
+    /// Something was heard (or nothing, spuriously): look again.
+    Some,
+    /// The deadline passed.
+    TimedOut,
+    /// Nothing more can ever be heard.
+    Silent,
+}
+
+impl Waits {
+    /// Starts watching `child`: with `watch`, or with threads where polling cannot start.
+    fn start(child: &mut Child, spec: &Spec, watch: Watch) -> io::Result<Waits> {
+        let mut heard = Heard::default();
+        #[cfg(target_os = "linux")]
+        if watch == Watch::Poll
+            && let Some(polled) = Polled::start(child, spec, &mut heard)
+        {
+            return Ok(Waits {
+                heard,
+                by: By::Poll(polled),
+            });
+        }
+        let _ = watch;
+        let threaded = Threaded::start(child, spec, &mut heard)?;
+        Ok(Waits {
+            heard,
+            by: By::Threads(threaded),
+        })
+    }
+
+    /// Takes in news until `done` holds (true) or the deadline passes (false); `None` means
+    /// no deadline. Reacts to news as it comes.
+    fn wait_until(&mut self, deadline: Option<Instant>, done: impl Fn(&Heard) -> bool) -> bool {
+        while !done(&self.heard) {
+            let news = match &mut self.by {
+                #[cfg(target_os = "linux")]
+                By::Poll(p) => p.next(deadline, &mut self.heard),
+                By::Threads(t) => t.next(deadline, &mut self.heard),
+            };
+            match news {
+                News::Some => {}
+                News::TimedOut => return done(&self.heard),
+                News::Silent => return false,
+            }
+        }
+        true
+    }
+
+    /// The captured output, stdout then stderr, each with whether it was cut.
+    fn finish(self) -> [(Vec<u8>, bool); 2] {
+        match self.by {
+            #[cfg(target_os = "linux")]
+            By::Poll(mut p) => [p.captures[0].take(), p.captures[1].take()],
+            By::Threads(t) => [lock(&t.captures[0]).take(), lock(&t.captures[1]).take()],
+        }
+    }
+}
+
+/// The time left until `deadline`: `Err` once it has passed, `Ok(None)` without one.
+fn time_left(deadline: Option<Instant>) -> Result<Option<Duration>, ()> {
+    match deadline {
+        None => Ok(None),
+        Some(d) => {
+            let now = Instant::now();
+            if now >= d { Err(()) } else { Ok(Some(d - now)) }
+        }
+    }
+}
+
+/// Linux: the reviewer's pipes and its pidfd, polled on the calling thread.
+#[cfg(target_os = "linux")]
+struct Polled {
+    pipes: [Option<std::os::fd::OwnedFd>; 2],
+    limits: [usize; 2],
+    captures: [Capture; 2],
+    /// Readable once the leader has exited; dropped then.
+    exit: Option<std::os::fd::OwnedFd>,
+    buf: Vec<u8>,
+}
+
+#[cfg(target_os = "linux")]
+impl Polled {
+    /// `None` when the kernel has no pidfd for the child (before Linux 5.3, or refused by
+    /// a seccomp filter): the caller watches with threads then.
+    fn start(child: &mut Child, spec: &Spec, heard: &mut Heard) -> Option<Polled> {
+        let exit = rustix::process::pidfd_open(
+            Pid::from_child(child),
+            rustix::process::PidfdFlags::empty(),
+        )
+        .ok()?;
+        let pipes = [
+            child.stdout.take().map(std::os::fd::OwnedFd::from),
+            child.stderr.take().map(std::os::fd::OwnedFd::from),
+        ];
+        heard.closed = [pipes[0].is_none(), pipes[1].is_none()];
+        Some(Polled {
+            pipes,
+            limits: [spec.stdout_limit, spec.stderr_limit],
+            captures: Default::default(),
+            exit: Some(exit),
+            buf: vec![0; CHUNK],
+        })
+    }
+
+    fn next(&mut self, deadline: Option<Instant>, heard: &mut Heard) -> News {
+        use rustix::event::{PollFd, PollFlags, Timespec};
+        let Ok(left) = time_left(deadline) else {
+            return News::TimedOut;
+        };
+        // A wait too long to express is a wait without end: the caller's deadline is
+        // checked again on the next call either way.
+        let timeout = left.and_then(|d| Timespec::try_from(d).ok());
+        let watched = [&self.pipes[0], &self.pipes[1], &self.exit];
+        let mut fds: Vec<PollFd<'_>> = Vec::with_capacity(3);
+        let mut which = Vec::with_capacity(3);
+        for (i, fd) in watched.iter().enumerate() {
+            if let Some(fd) = fd {
+                fds.push(PollFd::new(fd, PollFlags::IN));
+                which.push(i);
+            }
+        }
+        if fds.is_empty() {
+            return News::Silent;
+        }
+        match rustix::event::poll(&mut fds, timeout.as_ref()) {
+            Ok(_) => {}
+            Err(rustix::io::Errno::INTR) => return News::Some,
+            Err(_) => return News::Silent,
+        }
+        let ready: Vec<usize> = fds
+            .iter()
+            .zip(&which)
+            .filter(|(fd, _)| !fd.revents().is_empty())
+            .map(|(_, &i)| i)
+            .collect();
+        drop(fds);
+        for i in ready {
+            if i == 2 {
+                heard.exited = Some(Ok(()));
+                self.exit = None;
+            } else {
+                self.read(i, heard);
+            }
+        }
+        News::Some
+    }
+
+    /// One read of a pipe `poll` found ready (so it does not block): bytes, or its end.
+    fn read(&mut self, i: usize, heard: &mut Heard) {
+        let Some(pipe) = &self.pipes[i] else { return };
+        match rustix::io::read(pipe, &mut self.buf) {
+            Ok(0) => {}
+            Ok(n) => return self.captures[i].add(&self.buf[..n], self.limits[i]),
+            Err(rustix::io::Errno::INTR | rustix::io::Errno::AGAIN) => return,
+            // Any other read error ends the stream like EOF would.
+            Err(_) => {}
+        }
+        self.pipes[i] = None;
+        heard.closed[i] = true;
+    }
+}
+
+/// Anywhere: helper threads reporting on a channel.
+struct Threaded {
+    rx: Receiver<Event>,
+    captures: [Arc<Mutex<Capture>>; 2],
+    /// All senders are gone: no further event can arrive.
+    disconnected: bool,
 }
 
 enum Event {
-    /// The leader has terminated (not yet reaped), or waiting for it failed.
     Exited(io::Result<()>),
     Closed(Stream),
 }
 
-fn start_threads(
-    child: &mut Child,
-    spec: &Spec,
-    stdout: &Arc<Mutex<Capture>>,
-    stderr: &Arc<Mutex<Capture>>,
-    tx: &Sender<Event>,
-) -> io::Result<()> {
-    match child.stdout.take() {
-        Some(p) => spawn_reader(p, spec.stdout_limit, stdout, tx, Stream::Stdout)?,
-        None => send(tx, Event::Closed(Stream::Stdout)),
+impl Threaded {
+    fn start(child: &mut Child, spec: &Spec, heard: &mut Heard) -> io::Result<Threaded> {
+        let captures: [Arc<Mutex<Capture>>; 2] = Default::default();
+        let (tx, rx) = mpsc::channel();
+        let streams = [
+            (
+                child.stdout.take().map(std::os::fd::OwnedFd::from),
+                spec.stdout_limit,
+                Stream::Stdout,
+            ),
+            (
+                child.stderr.take().map(std::os::fd::OwnedFd::from),
+                spec.stderr_limit,
+                Stream::Stderr,
+            ),
+        ];
+        for (pipe, limit, which) in streams {
+            match pipe {
+                Some(p) => spawn_reader(p, limit, &captures[which as usize], &tx, which)?,
+                None => heard.closed[which as usize] = true,
+            }
+        }
+        let pid = Pid::from_child(child);
+        let waiter = tx.clone();
+        thread::Builder::new()
+            .name("taskie-wait".into())
+            .spawn(move || send(&waiter, Event::Exited(wait_exit(pid))))?;
+        // Only the threads hold senders now, so a disconnected channel means they are all
+        // gone.
+        drop(tx);
+        Ok(Threaded {
+            rx,
+            captures,
+            disconnected: false,
+        })
     }
-    match child.stderr.take() {
-        Some(p) => spawn_reader(p, spec.stderr_limit, stderr, tx, Stream::Stderr)?,
-        None => send(tx, Event::Closed(Stream::Stderr)),
+
+    fn next(&mut self, deadline: Option<Instant>, heard: &mut Heard) -> News {
+        if self.disconnected {
+            return News::Silent;
+        }
+        let event = match time_left(deadline) {
+            Err(()) => return News::TimedOut,
+            Ok(None) => self.rx.recv().map_err(|_| RecvTimeoutError::Disconnected),
+            Ok(Some(left)) => self.rx.recv_timeout(left),
+        };
+        match event {
+            Ok(Event::Exited(r)) => heard.exited = Some(r),
+            Ok(Event::Closed(which)) => heard.closed[which as usize] = true,
+            Err(RecvTimeoutError::Timeout) => return News::TimedOut,
+            // A helper thread died without reporting (a panic); waiting longer is futile.
+            Err(RecvTimeoutError::Disconnected) => self.disconnected = true,
+        }
+        News::Some
     }
-    let pid = Pid::from_child(child);
-    let tx = tx.clone();
-    thread::Builder::new()
-        .name("taskie-wait".into())
-        .spawn(move || send(&tx, Event::Exited(wait_exit(pid))))?;
-    Ok(())
 }
 
 fn send(tx: &Sender<Event>, ev: Event) {
@@ -387,7 +658,7 @@ fn wait_exit(pid: Pid) -> io::Result<()> {
 /// Reads a pipe to EOF on its own thread, keeping the first `limit` bytes and discarding the
 /// rest, so the child never blocks on a full pipe however much it writes.
 fn spawn_reader(
-    mut pipe: impl Read + Send + 'static,
+    pipe: std::os::fd::OwnedFd,
     limit: usize,
     capture: &Arc<Mutex<Capture>>,
     tx: &Sender<Event>,
@@ -395,6 +666,7 @@ fn spawn_reader(
 ) -> io::Result<()> {
     let capture = Arc::clone(capture);
     let tx = tx.clone();
+    let mut pipe = std::fs::File::from(pipe);
     thread::Builder::new()
         .name("taskie-read".into())
         .spawn(move || {
@@ -411,70 +683,11 @@ fn spawn_reader(
                 if c.abandoned {
                     break;
                 }
-                let keep = n.min(limit.saturating_sub(c.data.len()));
-                c.data.extend_from_slice(&buf[..keep]);
-                if keep < n {
-                    c.truncated = true;
-                }
+                c.add(&buf[..n], limit);
             }
             send(&tx, Event::Closed(which));
         })?;
     Ok(())
-}
-
-/// What `run` has heard from its helper threads so far.
-struct Waits {
-    rx: Receiver<Event>,
-    exited: Option<io::Result<()>>,
-    stdout_closed: bool,
-    stderr_closed: bool,
-    /// All senders are gone: no further event can arrive.
-    disconnected: bool,
-}
-
-impl Waits {
-    fn new(rx: Receiver<Event>) -> Self {
-        Waits {
-            rx,
-            exited: None,
-            stdout_closed: false,
-            stderr_closed: false,
-            disconnected: false,
-        }
-    }
-
-    fn all_closed(&self) -> bool {
-        self.stdout_closed && self.stderr_closed
-    }
-
-    /// Processes events until `done` holds (true) or the deadline passes (false); `None`
-    /// means no deadline. Blocks on the channel, so it reacts to an event immediately.
-    fn wait_until(&mut self, deadline: Option<Instant>, done: impl Fn(&Self) -> bool) -> bool {
-        while !done(self) {
-            if self.disconnected {
-                return false;
-            }
-            let ev = match deadline {
-                None => self.rx.recv().map_err(|_| RecvTimeoutError::Disconnected),
-                Some(d) => {
-                    let now = Instant::now();
-                    if now >= d {
-                        return false;
-                    }
-                    self.rx.recv_timeout(d - now)
-                }
-            };
-            match ev {
-                Ok(Event::Exited(r)) => self.exited = Some(r),
-                Ok(Event::Closed(Stream::Stdout)) => self.stdout_closed = true,
-                Ok(Event::Closed(Stream::Stderr)) => self.stderr_closed = true,
-                Err(RecvTimeoutError::Timeout) => return done(self),
-                // A helper thread died without reporting (a panic); waiting longer is futile.
-                Err(RecvTimeoutError::Disconnected) => self.disconnected = true,
-            }
-        }
-        true
-    }
 }
 
 #[cfg(test)]
@@ -557,27 +770,60 @@ mod tests {
         }
     }
 
+    /// Runs `spec` watched each way in turn, so every check holds for both.
+    fn each_watch(spec: &Spec, check: impl Fn(Captured)) {
+        for watch in [Watch::Poll, Watch::Threads] {
+            let out = run_watched(spec, watch)
+                .unwrap_or_else(|e| panic!("{watch:?}: could not run the reviewer: {e}"));
+            check(out);
+        }
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn linux_watches_a_reviewer_with_a_pidfd_on_its_own_thread() {
+        let mut child = Command::new("true")
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        let mut w = Waits::start(&mut child, &sh(""), Watch::BEST).unwrap();
+        assert!(matches!(w.by, By::Poll(_)), "no helper thread on Linux");
+        let deadline = after(Duration::from_secs(10));
+        assert!(
+            w.wait_until(deadline, Heard::over),
+            "the exit and both ends were seen"
+        );
+        // Seen without being reaped: a zombie, its pid reserved until `run` reaps it.
+        let stat = fs::read_to_string(format!("/proc/{}/stat", child.id())).unwrap();
+        assert!(stat.rsplit_once(") ").unwrap().1.starts_with('Z'), "{stat}");
+        assert_eq!(child.wait().unwrap().code(), Some(0));
+    }
+
     #[test]
     fn captures_stdout_and_exit_code() {
-        let out = run(&sh("printf 'hello\\n'; printf oops >&2")).unwrap();
-        assert_eq!(out.ending, Ending::Exited(0));
-        assert_eq!(out.stdout, b"hello\n");
-        assert_eq!(out.stderr, b"oops");
-        assert!(!out.stdout_truncated && !out.stderr_truncated);
-        assert!(out.pid > 0);
+        each_watch(&sh("printf 'hello\\n'; printf oops >&2"), |out| {
+            assert_eq!(out.ending, Ending::Exited(0));
+            assert_eq!(out.stdout, b"hello\n");
+            assert_eq!(out.stderr, b"oops");
+            assert!(!out.stdout_truncated && !out.stderr_truncated);
+            assert!(out.pid > 0);
+        });
     }
 
     #[test]
     fn reports_nonzero_exit() {
-        let out = run(&sh("echo partial; exit 7")).unwrap();
-        assert_eq!(out.ending, Ending::Exited(7));
-        assert_eq!(out.stdout, b"partial\n");
+        each_watch(&sh("echo partial; exit 7"), |out| {
+            assert_eq!(out.ending, Ending::Exited(7));
+            assert_eq!(out.stdout, b"partial\n");
+        });
     }
 
     #[test]
     fn reports_signal_death() {
-        let out = run(&sh("kill -9 $$")).unwrap();
-        assert_eq!(out.ending, Ending::Signaled(libc::SIGKILL));
+        each_watch(&sh("kill -9 $$"), |out| {
+            assert_eq!(out.ending, Ending::Signaled(libc::SIGKILL));
+        });
     }
 
     #[test]
@@ -608,15 +854,17 @@ mod tests {
             pidfile.display()
         ));
         spec.timeout = Duration::from_millis(300);
-        let out = run(&spec).unwrap();
-        let pid = read_pid(&pidfile, Duration::from_secs(1));
-        let _guard = KillOnDrop(pid);
-        assert_eq!(out.ending, Ending::TimedOut);
-        assert_eq!(out.stdout, b"started\n");
-        // TERM came first and did not end it, so the SIGKILL escalation is what did.
-        assert!(termed.exists(), "the group got SIGTERM before SIGKILL");
-        assert_eq!(pid as u32, out.pid);
-        assert!(disappears(pid, Duration::from_secs(5)));
+        each_watch(&spec, |out| {
+            let pid = read_pid(&pidfile, Duration::from_secs(1));
+            let _guard = KillOnDrop(pid);
+            assert_eq!(out.ending, Ending::TimedOut);
+            assert_eq!(out.stdout, b"started\n");
+            // TERM came first and did not end it, so the SIGKILL escalation is what did.
+            assert!(termed.exists(), "the group got SIGTERM before SIGKILL");
+            assert_eq!(pid as u32, out.pid);
+            assert!(disappears(pid, Duration::from_secs(5)));
+            fs::remove_file(&termed).unwrap();
+        });
     }
 
     #[test]
@@ -628,12 +876,13 @@ mod tests {
             pidfile.display()
         ));
         spec.timeout = Duration::from_millis(300);
-        let out = run(&spec).unwrap();
-        let grandchild = read_pid(&pidfile, Duration::from_secs(1));
-        let _guard = KillOnDrop(grandchild);
-        assert_eq!(out.ending, Ending::TimedOut);
-        // Reparented to init after the kill, so allow time for it to be reaped.
-        assert!(disappears(grandchild, Duration::from_secs(5)));
+        each_watch(&spec, |out| {
+            let grandchild = read_pid(&pidfile, Duration::from_secs(1));
+            let _guard = KillOnDrop(grandchild);
+            assert_eq!(out.ending, Ending::TimedOut);
+            // Reparented to init after the kill, so allow time for it to be reaped.
+            assert!(disappears(grandchild, Duration::from_secs(5)));
+        });
     }
 
     #[test]
@@ -644,26 +893,31 @@ mod tests {
             "sleep 1000 & echo $! > '{}'; echo done; exit 0",
             pidfile.display()
         ));
-        let out = run(&spec).unwrap();
-        let grandchild = read_pid(&pidfile, Duration::from_secs(1));
-        let _guard = KillOnDrop(grandchild);
-        assert_eq!(out.ending, Ending::Exited(0));
-        assert_eq!(out.stdout, b"done\n");
-        // It returned although the sleep held the pipes: after PIPE_GRACE the group was
-        // terminated.
-        assert!(out.stragglers_terminated);
-        assert!(disappears(grandchild, Duration::from_secs(5)));
+        each_watch(&spec, |out| {
+            let grandchild = read_pid(&pidfile, Duration::from_secs(1));
+            let _guard = KillOnDrop(grandchild);
+            assert_eq!(out.ending, Ending::Exited(0));
+            assert_eq!(out.stdout, b"done\n");
+            // It returned although the sleep held the pipes: after PIPE_GRACE the group was
+            // terminated.
+            assert!(out.stragglers_terminated);
+            assert!(disappears(grandchild, Duration::from_secs(5)));
+        });
     }
 
     #[test]
     fn bounds_huge_output() {
-        let out = run(&sh("head -c 52428800 /dev/zero; echo tail >&2; exit 0")).unwrap();
-        assert_eq!(out.ending, Ending::Exited(0));
-        assert!(out.stdout_truncated);
-        assert_eq!(out.stdout.len(), MIB);
-        assert!(out.stdout.iter().all(|&b| b == 0));
-        assert_eq!(out.stderr, b"tail\n");
-        assert!(!out.stderr_truncated);
+        each_watch(
+            &sh("head -c 52428800 /dev/zero; echo tail >&2; exit 0"),
+            |out| {
+                assert_eq!(out.ending, Ending::Exited(0));
+                assert!(out.stdout_truncated);
+                assert_eq!(out.stdout.len(), MIB);
+                assert!(out.stdout.iter().all(|&b| b == 0));
+                assert_eq!(out.stderr, b"tail\n");
+                assert!(!out.stderr_truncated);
+            },
+        );
     }
 
     #[test]
@@ -672,12 +926,13 @@ mod tests {
              head -c 1048576 /dev/zero >&2; head -c 1048576 /dev/zero; i=$((i+1)); done");
         spec.stdout_limit = 32 * MIB;
         spec.stderr_limit = 4 * MIB;
-        let out = run(&spec).unwrap();
-        assert_eq!(out.ending, Ending::Exited(0));
-        assert_eq!(out.stdout.len(), 10 * MIB);
-        assert!(!out.stdout_truncated);
-        assert_eq!(out.stderr.len(), 4 * MIB);
-        assert!(out.stderr_truncated);
+        each_watch(&spec, |out| {
+            assert_eq!(out.ending, Ending::Exited(0));
+            assert_eq!(out.stdout.len(), 10 * MIB);
+            assert!(!out.stdout_truncated);
+            assert_eq!(out.stderr.len(), 4 * MIB);
+            assert!(out.stderr_truncated);
+        });
     }
 
     #[test]
@@ -686,9 +941,10 @@ mod tests {
         spec.program = "cat".into();
         spec.args = vec![];
         spec.timeout = Duration::from_secs(10);
-        let out = run(&spec).unwrap();
-        assert_eq!(out.ending, Ending::Exited(0));
-        assert!(out.stdout.is_empty());
+        each_watch(&spec, |out| {
+            assert_eq!(out.ending, Ending::Exited(0));
+            assert!(out.stdout.is_empty());
+        });
     }
 
     #[test]
@@ -717,10 +973,11 @@ mod tests {
         let mut spec = sh("echo out; echo err >&2");
         spec.stdout_limit = 0;
         spec.stderr_limit = 0;
-        let out = run(&spec).unwrap();
-        assert_eq!(out.ending, Ending::Exited(0));
-        assert!(out.stdout.is_empty() && out.stdout_truncated);
-        assert!(out.stderr.is_empty() && out.stderr_truncated);
+        each_watch(&spec, |out| {
+            assert_eq!(out.ending, Ending::Exited(0));
+            assert!(out.stdout.is_empty() && out.stdout_truncated);
+            assert!(out.stderr.is_empty() && out.stderr_truncated);
+        });
     }
 
     #[test]
@@ -728,9 +985,10 @@ mod tests {
         let mut spec = sh("");
         spec.program = "true".into();
         spec.args = vec![];
-        let out = run(&spec).unwrap();
-        assert_eq!(out.ending, Ending::Exited(0));
-        assert!(!out.stragglers_terminated, "nothing was left to terminate");
+        each_watch(&spec, |out| {
+            assert_eq!(out.ending, Ending::Exited(0));
+            assert!(!out.stragglers_terminated, "nothing was left to terminate");
+        });
     }
 
     const HELPER_ENV: &str = "TASKIE_TEST_PDEATH_PIDFILE";
