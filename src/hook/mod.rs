@@ -35,9 +35,6 @@ use std::panic::{self, AssertUnwindSafe};
 use std::path::PathBuf;
 use std::time::Instant;
 
-/// A temporary file in `.taskie/logs` older than this belongs to no live writer.
-const STALE_TEMP_AGE: std::time::Duration = std::time::Duration::from_secs(3600);
-
 /// Stdin beyond this is not an event Claude Code sends; reading stops there.
 const STDIN_LIMIT: u64 = 4 * 1024 * 1024;
 
@@ -327,14 +324,6 @@ fn run_plan(event: &Event, project: &Project, plan: String, host: &Host) -> Fini
                     _lock: None,
                 };
             }
-            // Temporary files of writers killed long ago (reviewer logs, diagnostics),
-            // removed while the reviewer runs: the hook only waits then.
-            let sweep = {
-                let logs = logs.clone();
-                std::thread::Builder::new()
-                    .name("taskie-sweep".into())
-                    .spawn(move || atomic::remove_stale_leftovers(&logs, STALE_TEMP_AGE))
-            };
             let config = reviewer::Config::from_env(&mut |w| eprintln!("taskie-hook: {w}"));
             let before = state_bytes(&state_path).ok().flatten();
             let start = reviewer::start(project, &facts, &due);
@@ -361,9 +350,6 @@ fn run_plan(event: &Event, project: &Project, plan: String, host: &Host) -> Fini
                 write_findings(&dir, &ledger);
             }
             let mut run = reviewer::review(project, &facts, &due, &config, &start);
-            if let Ok(sweep) = sweep {
-                let _ = sweep.join();
-            }
             lock.clear();
             if let Reviewed::Verdict {
                 findings, verified, ..

@@ -153,6 +153,9 @@ impl Job<'_> {
                 let dir = self.project.plan_dir(self.f.plan);
                 l.holding(TASKIE_FILES.iter().map(|name| dir.join(name)))
             }),
+            // The reviewer logs' directory, where killed writers leave temporary files. A
+            // panel's members each sweep it; a second sweep finds nothing to remove.
+            sweep: Some(self.project.logs()),
         }
     }
 }

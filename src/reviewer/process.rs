@@ -33,6 +33,7 @@ use std::time::{Duration, Instant};
 use rustix::process::{Pid, Signal, WaitId, WaitIdOptions};
 
 use super::guardian::{Guardian, Launch};
+use crate::store::atomic::{STALE_TEMP_AGE, remove_stale_leftovers};
 
 /// Time the group gets between SIGTERM and SIGKILL: long enough for a CLI to flush and exit,
 /// short enough to stay well inside the hook's own timeout.
@@ -68,6 +69,10 @@ pub struct Spec {
     pub stderr_limit: usize,
     /// How to start the guardian of the reviewer's process group; `None` runs unguarded.
     pub guardian: Option<Launch>,
+    /// A directory to clear of the temporary files of writers killed long ago
+    /// ([`remove_stale_leftovers`]) once the program runs, on the waiting thread: its
+    /// wait is idle time, where a thread of its own would cost its start.
+    pub sweep: Option<PathBuf>,
 }
 
 /// How the child ended.
@@ -159,6 +164,9 @@ fn run_watched(spec: &Spec, watch: Watch) -> io::Result<Captured> {
             return Err(e);
         }
     };
+    if let Some(dir) = &spec.sweep {
+        remove_stale_leftovers(dir, STALE_TEMP_AGE);
+    }
     let mut stragglers_terminated = false;
     let timed_out = !w.wait_until(deadline, Heard::exited);
     if timed_out {
@@ -709,6 +717,7 @@ mod tests {
             stdout_limit: MIB,
             stderr_limit: MIB,
             guardian: Some(crate::reviewer::guardian::tests::test_launch()),
+            sweep: None,
         }
     }
 

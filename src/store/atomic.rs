@@ -226,9 +226,12 @@ pub fn probe(dir: &Path) -> io::Result<()> {
     tmp.close().map_err(|e| with_path(e, dir))
 }
 
+/// A temporary file in a shared directory older than this belongs to no live writer.
+pub const STALE_TEMP_AGE: Duration = Duration::from_secs(3600);
+
 /// Deletes temporary files in `dir` (a directory several plans share, such as
-/// `.taskie/logs`) older than `age`: no plan lock covers it, so only files no live writer
-/// can still own, as each write lasts moments.
+/// `.taskie/logs`) older than `age` (in use: [`STALE_TEMP_AGE`]): no plan lock covers it,
+/// so only files no live writer can still own, as each write lasts moments.
 pub fn remove_stale_leftovers(dir: &Path, age: Duration) {
     let Ok(entries) = crate::store::scan::entries(dir) else {
         return;
