@@ -842,3 +842,30 @@ fn a_panel_member_starts_only_once_every_member_is_set_up() {
     assert!(msg.contains("plan-review passed"), "{msg}");
     assert_eq!(p.reviewer_saw("others").trim(), "set");
 }
+
+#[test]
+fn a_panel_member_whose_run_panics_fails_alone_while_the_others_review() {
+    // The first member runs on the hook's own thread, the others on threads of their
+    // own: a panic in either kind of member costs that member only.
+    for (member, failed, reviewed) in [
+        ("1-claude", "claude:opus", "codex:gpt-5-codex"),
+        ("2-codex", "codex:gpt-5-codex", "claude:opus"),
+    ] {
+        let p = plan_review(
+            json!({"reviewers": ["claude:opus", "codex:gpt-5-codex"], "review_mode": "panel"}),
+        )
+        .codex(&Vendor::pass())
+        .env(
+            "TASKIE_TEST_PAUSE_AT",
+            &format!("panic:member-setup:{member}"),
+        );
+        let reason = p.stop().reason();
+        let failover = format!("Failover: {reviewed} reviewed; {failed} was unavailable");
+        assert!(reason.contains(&failover), "{member}: {reason}");
+        assert!(
+            reason.contains("the reviewer's thread failed"),
+            "{member}: {reason}"
+        );
+        assert!(p.exists("plan-review-1.md"), "{member}");
+    }
+}

@@ -22,68 +22,84 @@ pub fn run(project: &Project, f: &Facts, due: &Due, config: &Config, stamp: &str
     let budget = claude::budget(due);
     let line = StartLine::new(due.reviewers.len());
     let line = &line;
+    let attempt = |i: usize, reviewer: &Reviewer| -> Attempt {
+        let member = format!("{}-{}", i + 1, reviewer.kind.name());
+        // Dropped last, so a member that never starts still lets the others go.
+        let ticket = Ticket::new(line);
+        atomic::pause_point("member-setup", std::path::Path::new(&member));
+        let log = log::path(project, f, due, stamp, Some(&member));
+        let job = Job {
+            project,
+            f,
+            due,
+            config,
+            reviewer,
+            log: &log,
+            budget,
+            gate: Some(&ticket),
+        };
+        match reviewer.kind {
+            Kind::Claude => {
+                // Its own section file, so no member writes the review file.
+                let section = project.logs().join(format!(
+                    "panel-{}-{}-{}-{stamp}-{member}.md",
+                    f.plan, due.review, due.iteration
+                ));
+                let rel = project.relative(&section);
+                claude::attempt(&job, &section, &rel)
+            }
+            Kind::Codex => codex::attempt(&job),
+            Kind::Gemini => gemini::attempt(&job),
+        }
+    };
+    let attempt = &attempt;
     let attempts: Vec<Attempt> = std::thread::scope(|scope| {
-        let handles: Vec<_> = due
+        // Every member but the first on a thread of its own, the first on this thread,
+        // which would only wait otherwise (a thread costs ~50 µs to start and end).
+        let others: Vec<_> = due
             .reviewers
             .iter()
             .enumerate()
+            .skip(1)
             .map(|(i, reviewer)| {
-                let member = format!("{}-{}", i + 1, reviewer.kind.name());
-                let spawned = std::thread::Builder::new().spawn_scoped(scope, move || {
-                    // Dropped last, so a member that never starts still lets the others go.
-                    let ticket = Ticket::new(line);
-                    atomic::pause_point("member-setup", std::path::Path::new(&member));
-                    let log = log::path(project, f, due, stamp, Some(&member));
-                    let job = Job {
-                        project,
-                        f,
-                        due,
-                        config,
-                        reviewer,
-                        log: &log,
-                        budget,
-                        gate: Some(&ticket),
-                    };
-                    match reviewer.kind {
-                        Kind::Claude => {
-                            // Its own section file, so no member writes the review file.
-                            let section = project.logs().join(format!(
-                                "panel-{}-{}-{}-{stamp}-{member}.md",
-                                f.plan, due.review, due.iteration
-                            ));
-                            let rel = project.relative(&section);
-                            claude::attempt(&job, &section, &rel)
-                        }
-                        Kind::Codex => codex::attempt(&job),
-                        Kind::Gemini => gemini::attempt(&job),
-                    }
-                });
+                let spawned =
+                    std::thread::Builder::new().spawn_scoped(scope, move || attempt(i, reviewer));
                 if spawned.is_err() {
                     line.leave();
                 }
                 spawned
             })
             .collect();
-        handles
+        // A panic in the first member fails that member only, as a thread's would.
+        let first = due.reviewers.first().map(|reviewer| {
+            std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| attempt(0, reviewer)))
+                .unwrap_or_else(|_| thread_failed(reviewer))
+        });
+        let others = others
             .into_iter()
-            .zip(&due.reviewers)
+            .zip(due.reviewers.iter().skip(1))
             .map(|(h, reviewer)| {
                 h.map_err(|_| ())
                     .and_then(|h| h.join().map_err(|_| ()))
-                    .unwrap_or_else(|()| Attempt {
-                        reviewer: reviewer.clone(),
-                        log: String::new(),
-                        started: false,
-                        spend: Spend::default(),
-                        result: Err(Failure::new(
-                            ReviewerError::Reported("the reviewer's thread failed".into()),
-                            None,
-                        )),
-                    })
-            })
-            .collect()
+                    .unwrap_or_else(|()| thread_failed(reviewer))
+            });
+        first.into_iter().chain(others).collect()
     });
     conclude(project, f, due, attempts)
+}
+
+/// The attempt of a member whose run panicked, or whose thread could not start.
+fn thread_failed(reviewer: &Reviewer) -> Attempt {
+    Attempt {
+        reviewer: reviewer.clone(),
+        log: String::new(),
+        started: false,
+        spend: Spend::default(),
+        result: Err(Failure::new(
+            ReviewerError::Reported("the reviewer's thread failed".into()),
+            None,
+        )),
+    }
 }
 
 fn conclude(project: &Project, f: &Facts, due: &Due, attempts: Vec<Attempt>) -> Run {
