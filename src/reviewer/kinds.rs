@@ -31,6 +31,9 @@ pub struct Job<'a> {
     pub budget: Option<f64>,
     /// A panel's members start together: each waits here, set up, for all the others.
     pub gate: Option<&'a Ticket<'a>>,
+    /// This run sweeps the logs directory while it waits (`process::Spec::sweep`): one
+    /// run per review, a panel's first member.
+    pub sweep: bool,
 }
 
 /// Where the members of a panel wait for each other between their setup (prompt, files,
@@ -153,9 +156,8 @@ impl Job<'_> {
                 let dir = self.project.plan_dir(self.f.plan);
                 l.holding(TASKIE_FILES.iter().map(|name| dir.join(name)))
             }),
-            // The reviewer logs' directory, where killed writers leave temporary files. A
-            // panel's members each sweep it; a second sweep finds nothing to remove.
-            sweep: Some(self.project.logs()),
+            // The reviewer logs' directory, where killed writers leave temporary files.
+            sweep: self.sweep.then(|| self.project.logs()),
         }
     }
 }

@@ -118,6 +118,7 @@ pub fn review(project: &Project, f: &Facts, due: &Due, config: &Config, run: &St
             log: &log,
             budget: due.budget_left,
             gate: None,
+            sweep: true,
         };
         let attempt = match reviewer.kind {
             Kind::Claude => claude::attempt(&job, &review_path, &review_rel),

@@ -37,6 +37,8 @@ pub fn run(project: &Project, f: &Facts, due: &Due, config: &Config, stamp: &str
             log: &log,
             budget,
             gate: Some(&ticket),
+            // Once per review: the logs directory can hold thousands of files.
+            sweep: i == 0,
         };
         match reviewer.kind {
             Kind::Claude => {

@@ -203,14 +203,17 @@ fn with_path(err: io::Error, path: &Path) -> io::Error {
 /// Deletes temporary files left in `dir` by a crashed writer. Only call it while holding
 /// the plan lock, so no live writer's file is removed.
 pub fn remove_leftovers(dir: &Path) {
-    let Ok(entries) = crate::store::scan::entries(dir) else {
+    let Ok(entries) = crate::store::scan::entries_named(dir, is_temporary) else {
         return;
     };
     for (name, _) in entries {
-        if name.as_encoded_bytes().starts_with(TEMP_PREFIX.as_bytes()) {
-            let _ = std::fs::remove_file(dir.join(name));
-        }
+        let _ = std::fs::remove_file(dir.join(name));
     }
+}
+
+/// A temporary file of ours, by its name.
+fn is_temporary(name: &[u8]) -> bool {
+    name.starts_with(TEMP_PREFIX.as_bytes())
 }
 
 /// Whether a file can be written in `dir` now: creates a temporary file (with the atomic
@@ -233,15 +236,12 @@ pub const STALE_TEMP_AGE: Duration = Duration::from_secs(3600);
 /// `.taskie/logs`) older than `age` (in use: [`STALE_TEMP_AGE`]): no plan lock covers it,
 /// so only files no live writer can still own, as each write lasts moments.
 pub fn remove_stale_leftovers(dir: &Path, age: Duration) {
-    let Ok(entries) = crate::store::scan::entries(dir) else {
+    // The name first: a log directory holds a file per review run, and only the rare
+    // temporary one is worth a copy and a stat.
+    let Ok(entries) = crate::store::scan::entries_named(dir, is_temporary) else {
         return;
     };
-    // The name first: a log directory holds a file per review run, and only the rare
-    // temporary one is worth a stat.
-    let temp = entries
-        .into_iter()
-        .filter(|(name, _)| name.as_encoded_bytes().starts_with(TEMP_PREFIX.as_bytes()));
-    for (name, _) in temp {
+    for (name, _) in entries {
         let path = dir.join(name);
         let stale = std::fs::symlink_metadata(&path)
             .ok()
