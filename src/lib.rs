@@ -15,14 +15,15 @@ pub mod clock;
 pub mod commands;
 pub mod env;
 pub mod error;
-pub mod heap;
 pub mod hook;
 pub mod model;
 pub mod paint;
 pub mod reviewer;
 pub mod store;
 
-/// musl builds only: other C libraries' allocators already take memory in large pieces.
+/// musl's allocator maps and unmaps a page for nearly every new size class, which costs a
+/// short-lived hook more than its own work; dlmalloc (the one std uses on wasm) takes
+/// memory in large pieces (docs/performance.md has the measurement).
 #[cfg(target_env = "musl")]
 #[global_allocator]
-static ALLOCATOR: heap::Heap = heap::Heap::new();
+static ALLOCATOR: dlmalloc::GlobalDlmalloc = dlmalloc::GlobalDlmalloc;
