@@ -19,7 +19,10 @@
 //!
 //! Options: `--rounds N` (default 200; review rounds a third of it), `--hook PATH` and
 //! `--taskie PATH` (the builds to measure: default the bench's own, e.g. pass the static
-//! ones of `target/x86_64-unknown-linux-musl/release`).
+//! ones of `target/x86_64-unknown-linux-musl/release`), `--against DIR` (another build's
+//! `taskie-hook` and `taskie`, say the one before a change: each measure then runs both,
+//! alternating, in every round, and the table adds its ratio and the median of the
+//! rounds' differences, the way to tell a change from the machine's drift between runs).
 
 use super::*;
 
@@ -113,6 +116,11 @@ const FLOOR_RS_SHORT: &str = "std Rust, reads stdin and one small file, static,"
 
 pub struct Ratios {
     rounds: usize,
+    builds: Vec<Build>,
+}
+
+/// A build measured: its two binaries.
+struct Build {
     hook: PathBuf,
     taskie: PathBuf,
 }
@@ -121,8 +129,10 @@ impl Ratios {
     pub fn parse(args: &[String]) -> Ratios {
         let mut r = Ratios {
             rounds: 200,
-            hook: PathBuf::from(env!("CARGO_BIN_EXE_taskie-hook")),
-            taskie: PathBuf::from(env!("CARGO_BIN_EXE_taskie")),
+            builds: vec![Build {
+                hook: PathBuf::from(env!("CARGO_BIN_EXE_taskie-hook")),
+                taskie: PathBuf::from(env!("CARGO_BIN_EXE_taskie")),
+            }],
         };
         let mut it = args.iter();
         while let Some(a) = it.next() {
@@ -134,17 +144,28 @@ impl Ratios {
             match a.as_str() {
                 "--bench" | "--ratios" => {}
                 "--rounds" => r.rounds = value().parse().unwrap_or_else(|_| usage("bad --rounds")),
-                "--hook" => r.hook = PathBuf::from(value()),
-                "--taskie" => r.taskie = PathBuf::from(value()),
+                "--hook" => r.builds[0].hook = PathBuf::from(value()),
+                "--taskie" => r.builds[0].taskie = PathBuf::from(value()),
+                "--against" => {
+                    let dir = PathBuf::from(value());
+                    r.builds.truncate(1);
+                    r.builds.push(Build {
+                        hook: dir.join("taskie-hook"),
+                        taskie: dir.join("taskie"),
+                    });
+                }
                 other => usage(&format!(
-                    "unknown option {other} (with --ratios: --rounds, --hook, --taskie)"
+                    "unknown option {other} (with --ratios: --rounds, --hook, --taskie, --against)"
                 )),
             }
         }
         r.rounds = r.rounds.max(10);
         // Absolute: the measures run in the generated projects.
-        for p in [&mut r.hook, &mut r.taskie] {
-            *p = fs::canonicalize(&*p).unwrap_or_else(|e| usage(&format!("{}: {e}", p.display())));
+        for b in &mut r.builds {
+            for p in [&mut b.hook, &mut b.taskie] {
+                *p = fs::canonicalize(&*p)
+                    .unwrap_or_else(|e| usage(&format!("{}: {e}", p.display())));
+            }
         }
         r
     }
@@ -194,13 +215,24 @@ fn stdin_of(root: &Path, session: &str) -> PathBuf {
     root.join(format!(".bench-event-{session}.json"))
 }
 
-/// One measure: how to run it once (returns wall time), how to check its output.
+/// One measure, per build: each round's floor, value (ms) and their ratio.
 struct Measure {
     name: &'static str,
     target: f64,
+    builds: [Series; 2],
+}
+
+#[derive(Default)]
+struct Series {
     floor_ms: Vec<f64>,
     ms: Vec<f64>,
     ratios: Vec<f64>,
+}
+
+fn median(v: &[f64]) -> f64 {
+    let mut v = v.to_vec();
+    v.sort_by(f64::total_cmp);
+    v[v.len() / 2]
 }
 
 impl Measure {
@@ -208,52 +240,58 @@ impl Measure {
         Measure {
             name,
             target,
-            floor_ms: Vec::new(),
-            ms: Vec::new(),
-            ratios: Vec::new(),
+            builds: Default::default(),
         }
     }
 
-    fn add(&mut self, floor: Duration, value: f64) {
+    /// A value of build `b` (0: the one measured, 1: `--against`'s) and its round's floor.
+    fn add(&mut self, b: usize, floor: Duration, value: f64) {
         let f = floor.as_secs_f64() * 1e3;
-        self.floor_ms.push(f);
-        self.ms.push(value);
-        self.ratios.push(value / f);
+        let s = &mut self.builds[b];
+        s.floor_ms.push(f);
+        s.ms.push(value);
+        s.ratios.push(value / f);
     }
 
-    fn print(&self) {
-        let med = |v: &[f64]| {
-            let mut v = v.to_vec();
-            v.sort_by(f64::total_cmp);
-            v[v.len() / 2]
+    /// A row of the table; with a second build, its ratio and the median of the rounds'
+    /// differences (this build − the other, ms) follow.
+    fn print(&self, against: bool) {
+        let [this, other] = &self.builds;
+        let r = median(&this.ratios);
+        let target = if self.target.is_nan() {
+            "—".to_string()
+        } else {
+            format!("≤ {}×", self.target)
         };
-        let r = med(&self.ratios);
+        let met = if self.target.is_nan() {
+            "reference"
+        } else if r <= self.target {
+            "yes"
+        } else {
+            "no"
+        };
+        let compared = if against && !other.ms.is_empty() {
+            let diffs: Vec<f64> = this.ms.iter().zip(&other.ms).map(|(a, b)| a - b).collect();
+            format!(" {:.2}× | {:+.3} |", median(&other.ratios), median(&diffs))
+        } else if against {
+            " | |".to_string()
+        } else {
+            String::new()
+        };
         println!(
-            "| {} | {} | {:.3} | {:.3} | {:.2}× | {} | {} |",
+            "| {} | {} | {:.3} | {:.3} | {:.2}× | {target} | {met} |{compared}",
             self.name,
-            self.ratios.len(),
-            med(&self.floor_ms),
-            med(&self.ms),
+            this.ratios.len(),
+            median(&this.floor_ms),
+            median(&this.ms),
             r,
-            if self.target.is_nan() {
-                "—".to_string()
-            } else {
-                format!("≤ {}×", self.target)
-            },
-            if self.target.is_nan() {
-                "reference"
-            } else if r <= self.target {
-                "yes"
-            } else {
-                "no"
-            }
         );
     }
 }
 
-fn hook_cmd(r: &Ratios, root: &Path) -> Command {
+fn hook_cmd(b: &Build, root: &Path) -> Command {
     let me = std::env::current_exe().expect("current exe");
-    hook_command(&r.hook, root, &me)
+    hook_command(&b.hook, root, &me)
 }
 
 fn run_once(
@@ -277,9 +315,16 @@ pub fn run(r: &Ratios) {
     println!(
         "hook ratios: {} rounds, hook {}, taskie {}",
         r.rounds,
-        r.hook.display(),
-        r.taskie.display()
+        r.builds[0].hook.display(),
+        r.builds[0].taskie.display()
     );
+    if let Some(b) = r.builds.get(1) {
+        println!(
+            "against: hook {}, taskie {} (the two alternate, measure by measure, round by round)",
+            b.hook.display(),
+            b.taskie.display()
+        );
+    }
     println!("machine: {}; load average {}", machine(), load_average());
 
     let idle = || plan_files(&state_json("complete-task", None, None, Some(3)));
@@ -320,9 +365,17 @@ pub fn run(r: &Ratios) {
     settle();
 
     // The plugin as Claude Code runs it: PATH holds the measured taskie-hook first.
-    let bin = base.join("bin");
-    fs::create_dir_all(&bin).expect("bin dir");
-    std::os::unix::fs::symlink(&r.hook, bin.join("taskie-hook")).expect("link taskie-hook");
+    let paths: Vec<String> = r
+        .builds
+        .iter()
+        .enumerate()
+        .map(|(i, b)| {
+            let bin = base.join(format!("bin-{i}"));
+            fs::create_dir_all(&bin).expect("bin dir");
+            std::os::unix::fs::symlink(&b.hook, bin.join("taskie-hook")).expect("link taskie-hook");
+            format!("{}:/usr/bin:/bin", bin.display())
+        })
+        .collect();
     let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
     let hooks: String = fs::read_to_string(repo.join("hooks/hooks.json")).expect("hooks.json");
     let registered = hooks
@@ -336,7 +389,7 @@ pub fn run(r: &Ratios) {
     // A JSON string: unescape the quotes it holds.
     let registered = registered[1..registered.len() - 1].replace("\\\"", "\"");
     println!("registered command: {registered}");
-    let path = format!("{}:/usr/bin:/bin", bin.display());
+    let path = &paths[0];
 
     let small_state = small.join(".taskie/plans").join(TARGET).join("state.json");
     let floor_cmd = |state: &Path| {
@@ -384,7 +437,7 @@ pub fn run(r: &Ratios) {
     // The unbound session's first stop binds it; the measured ones are its next stops.
     let many_event = stdin_of(&many, UNBOUND);
     run_once(
-        &mut hook_cmd(r, &many),
+        &mut hook_cmd(&r.builds[0], &many),
         Some(&many_event),
         empty,
         "first stop at 2,000 plans",
@@ -395,7 +448,7 @@ pub fn run(r: &Ratios) {
     let reviewer_args = |root: &Path| -> Vec<OsString> {
         let record = root.join(".bench-reviewer-args");
         reset_review(root);
-        let mut cmd = hook_cmd(r, root);
+        let mut cmd = hook_cmd(&r.builds[0], root);
         cmd.env(RECORD, &record);
         let _ = measure(&mut cmd, Some(&stdin_of(root, UNBOUND)));
         let bytes = fs::read(&record).expect("the fake reviewer recorded its arguments");
@@ -420,34 +473,46 @@ pub fn run(r: &Ratios) {
     };
     let blocked = |o: &str| o.contains("\"additionalContext\":") && o.contains("tasks-review-3.md");
 
+    // With a second build, the two alternate in each measure, the first one first in
+    // even rounds, so neither always runs after the other.
+    let order = |round: usize| -> Vec<usize> {
+        let mut o: Vec<usize> = (0..r.builds.len()).collect();
+        if round % 2 == 1 {
+            o.reverse();
+        }
+        o
+    };
     for round in 0..r.rounds + WARMUP {
         let keep = round >= WARMUP;
         let ms = |d: Duration| d.as_secs_f64() * 1e3;
 
-        let f = floor_once(&small, &bound_event);
-        let v = run_once(
-            &mut hook_cmd(r, &small),
-            Some(&bound_event),
-            empty,
-            "bound stop",
-        );
-        if keep {
-            m_bound.add(f, ms(v));
-        }
+        for b in order(round) {
+            let build = &r.builds[b];
+            let f = floor_once(&small, &bound_event);
+            let v = run_once(
+                &mut hook_cmd(build, &small),
+                Some(&bound_event),
+                empty,
+                "bound stop",
+            );
+            if keep {
+                m_bound.add(b, f, ms(v));
+            }
 
-        let f = floor_once(&small, &bound_event);
-        let mut sh = Command::new("/bin/sh");
-        sh.arg("-c")
-            .arg(&registered)
-            .current_dir(&small)
-            .env_clear()
-            .env("PATH", &path)
-            .env("HOME", base)
-            .env("CLAUDE_PLUGIN_ROOT", &repo)
-            .env("CLAUDE_PROJECT_DIR", &small);
-        let v = run_once(&mut sh, Some(&bound_event), empty, "registered command");
-        if keep {
-            m_sh.add(f, ms(v));
+            let f = floor_once(&small, &bound_event);
+            let mut sh = Command::new("/bin/sh");
+            sh.arg("-c")
+                .arg(&registered)
+                .current_dir(&small)
+                .env_clear()
+                .env("PATH", &paths[b])
+                .env("HOME", base)
+                .env("CLAUDE_PLUGIN_ROOT", &repo)
+                .env("CLAUDE_PROJECT_DIR", &small);
+            let v = run_once(&mut sh, Some(&bound_event), empty, "registered command");
+            if keep {
+                m_sh.add(b, f, ms(v));
+            }
         }
 
         let f = floor_once(&small, &bound_event);
@@ -456,10 +521,10 @@ pub fn run(r: &Ratios) {
             .args(["-c", "true"])
             .current_dir(&small)
             .env_clear()
-            .env("PATH", &path);
+            .env("PATH", path);
         let v = run_once(&mut shell, Some(&bound_event), empty, "the shell alone");
         if keep {
-            m_shell.add(f, ms(v));
+            m_shell.add(0, f, ms(v));
         }
 
         let f = floor_once(&small, &bound_event);
@@ -472,7 +537,7 @@ pub fn run(r: &Ratios) {
             ))
             .current_dir(&small)
             .env_clear()
-            .env("PATH", &path);
+            .env("PATH", path);
         let v = run_once(
             &mut exec,
             Some(&bound_event),
@@ -480,82 +545,98 @@ pub fn run(r: &Ratios) {
             "the shell exec'ing the floor",
         );
         if keep {
-            m_exec.add(f, ms(v));
+            m_exec.add(0, f, ms(v));
         }
 
-        let f = floor_once(&budgeted, &budget_event);
-        let mut st = Command::new(&r.taskie);
-        st.arg("status")
-            .current_dir(&budgeted)
-            .env_remove("LD_LIBRARY_PATH")
-            .env_remove("CLAUDE_CODE_SESSION_ID");
-        let v = run_once(&mut st, None, |o| o.contains(TARGET), "taskie status");
-        if keep {
-            m_status.add(f, ms(v));
-        }
+        for b in order(round) {
+            let build = &r.builds[b];
+            let f = floor_once(&budgeted, &budget_event);
+            let mut st = Command::new(&build.taskie);
+            st.arg("status")
+                .current_dir(&budgeted)
+                .env_remove("LD_LIBRARY_PATH")
+                .env_remove("CLAUDE_CODE_SESSION_ID");
+            let v = run_once(&mut st, None, |o| o.contains(TARGET), "taskie status");
+            if keep {
+                m_status.add(b, f, ms(v));
+            }
 
-        let f = floor_once(&budgeted, &budget_event);
-        let v = run_once(
-            &mut hook_cmd(r, &budgeted),
-            Some(&budget_event),
-            empty,
-            "budgeted stop",
-        );
-        if keep {
-            m_budget.add(f, ms(v));
-        }
+            let f = floor_once(&budgeted, &budget_event);
+            let v = run_once(
+                &mut hook_cmd(build, &budgeted),
+                Some(&budget_event),
+                empty,
+                "budgeted stop",
+            );
+            if keep {
+                m_budget.add(b, f, ms(v));
+            }
 
-        let f = floor_once(&many, &many_event);
-        let v = run_once(
-            &mut hook_cmd(r, &many),
-            Some(&many_event),
-            empty,
-            "second stop at 2,000 plans",
-        );
-        if keep {
-            m_second.add(f, ms(v));
+            let f = floor_once(&many, &many_event);
+            let v = run_once(
+                &mut hook_cmd(build, &many),
+                Some(&many_event),
+                empty,
+                "second stop at 2,000 plans",
+            );
+            if keep {
+                m_second.add(b, f, ms(v));
+            }
         }
 
         if round % 3 == 0 {
-            let mut single_overhead = None;
-            for (root, args, m) in [
-                (&single, &single_args, &mut m_review),
-                (&panel, &panel_args, &mut m_panel),
-            ] {
-                reset_review(root);
-                let event = stdin_of(root, UNBOUND);
-                let f = floor_once(root, &event);
-                let v = run_once(&mut hook_cmd(r, root), Some(&event), blocked, m.name);
-                let alone = reviewer_alone(root, args);
-                let overhead = ms(v) - ms(alone);
-                if keep {
-                    m.add(f, overhead);
+            for b in order(round) {
+                let build = &r.builds[b];
+                let mut single_overhead = None;
+                for (root, args, m) in [
+                    (&single, &single_args, &mut m_review),
+                    (&panel, &panel_args, &mut m_panel),
+                ] {
+                    reset_review(root);
+                    let event = stdin_of(root, UNBOUND);
+                    let f = floor_once(root, &event);
+                    let v = run_once(&mut hook_cmd(build, root), Some(&event), blocked, m.name);
+                    let alone = reviewer_alone(root, args);
+                    let overhead = ms(v) - ms(alone);
+                    if keep {
+                        m.add(b, f, overhead);
+                    }
+                    // The first of the two is the single review.
+                    single_overhead.get_or_insert((f, overhead));
                 }
-                // The first of the two is the single review.
-                single_overhead.get_or_insert((f, overhead));
-            }
-            let f = floor_once(&single, &stdin_of(&single, UNBOUND));
-            let v = durable_review_writes(&disk_dir);
-            if keep {
-                m_disk.add(f, ms(v));
-                // The disk's share moves a lot from run to run; this row pairs the review
-                // with the durable writes measured right after it, so it moves less.
-                if let Some((f, overhead)) = single_overhead {
-                    m_own.add(f, overhead - ms(v));
+                let f = floor_once(&single, &stdin_of(&single, UNBOUND));
+                let v = durable_review_writes(&disk_dir);
+                if keep {
+                    m_disk.add(b, f, ms(v));
+                    // The disk's share moves a lot from run to run; this row pairs the
+                    // review with the durable writes measured right after it, so it
+                    // moves less.
+                    if let Some((f, overhead)) = single_overhead {
+                        m_own.add(b, f, overhead - ms(v));
+                    }
                 }
             }
         }
     }
 
+    let against = r.builds.len() > 1;
     println!();
     println!(
-        "| measure | rounds | floor ms (median) | measure ms (median) | paired ratio (median) | target | met |"
+        "| measure | rounds | floor ms (median) | measure ms (median) | paired ratio (median) | target | met |{}",
+        if against {
+            " against: paired ratio (median) | difference, ms (median) |"
+        } else {
+            ""
+        }
     );
-    println!("|---|---|---|---|---|---|---|");
+    println!(
+        "|---|---|---|---|---|---|---|{}",
+        if against { "---|---|" } else { "" }
+    );
     for m in [
         &m_bound, &m_sh, &m_shell, &m_exec, &m_status, &m_budget, &m_second, &m_review, &m_panel,
         &m_disk, &m_own,
     ] {
-        m.print();
+        m.print(against);
     }
 }
