@@ -585,18 +585,23 @@ pub fn run(r: &Ratios) {
         }
 
         if round % 3 == 0 {
+            // The reviewer alone once a round, for both builds: their difference is then
+            // the hooks' alone, without the noise of two more process starts.
+            let alone = [
+                reviewer_alone(&single, &single_args),
+                reviewer_alone(&panel, &panel_args),
+            ];
             for b in order(round) {
                 let build = &r.builds[b];
                 let mut single_overhead = None;
-                for (root, args, m) in [
-                    (&single, &single_args, &mut m_review),
-                    (&panel, &panel_args, &mut m_panel),
+                for (root, alone, m) in [
+                    (&single, alone[0], &mut m_review),
+                    (&panel, alone[1], &mut m_panel),
                 ] {
                     reset_review(root);
                     let event = stdin_of(root, UNBOUND);
                     let f = floor_once(root, &event);
                     let v = run_once(&mut hook_cmd(build, root), Some(&event), blocked, m.name);
-                    let alone = reviewer_alone(root, args);
                     let overhead = ms(v) - ms(alone);
                     if keep {
                         m.add(b, f, overhead);
