@@ -402,6 +402,14 @@ pub fn run(r: &Ratios) {
         run_once(&mut floor_cmd(&state), Some(stdin), |_| true, "floor")
     };
     let empty = |o: &str| o.is_empty();
+    // A stop that allows silently, run by `build` in `root`, after its round's floor.
+    let stop = |build: &Build, root: &Path, event: &Path, what: &str| {
+        let f = floor_once(root, event);
+        (
+            f,
+            run_once(&mut hook_cmd(build, root), Some(event), empty, what),
+        )
+    };
 
     let mut m_bound = Measure::new("bound stop, taskie-hook direct (1 plan)", 1.5);
     let mut m_sh = Measure::new("bound stop, the hooks.json command through /bin/sh -c", 2.8);
@@ -488,13 +496,7 @@ pub fn run(r: &Ratios) {
 
         for b in order(round) {
             let build = &r.builds[b];
-            let f = floor_once(&small, &bound_event);
-            let v = run_once(
-                &mut hook_cmd(build, &small),
-                Some(&bound_event),
-                empty,
-                "bound stop",
-            );
+            let (f, v) = stop(build, &small, &bound_event, "bound stop");
             if keep {
                 m_bound.add(b, f, ms(v));
             }
@@ -561,24 +563,12 @@ pub fn run(r: &Ratios) {
                 m_status.add(b, f, ms(v));
             }
 
-            let f = floor_once(&budgeted, &budget_event);
-            let v = run_once(
-                &mut hook_cmd(build, &budgeted),
-                Some(&budget_event),
-                empty,
-                "budgeted stop",
-            );
+            let (f, v) = stop(build, &budgeted, &budget_event, "budgeted stop");
             if keep {
                 m_budget.add(b, f, ms(v));
             }
 
-            let f = floor_once(&many, &many_event);
-            let v = run_once(
-                &mut hook_cmd(build, &many),
-                Some(&many_event),
-                empty,
-                "second stop at 2,000 plans",
-            );
+            let (f, v) = stop(build, &many, &many_event, "second stop at 2,000 plans");
             if keep {
                 m_second.add(b, f, ms(v));
             }

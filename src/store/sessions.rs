@@ -79,6 +79,14 @@ fn binding_of(name: &std::ffi::OsStr) -> Option<&str> {
     name.to_str().and_then(|n| n.strip_suffix(".json"))
 }
 
+/// The names of the bindings in `.taskie/sessions` (only theirs are copied).
+fn bindings(dir: &std::path::Path) -> std::io::Result<Vec<std::ffi::OsString>> {
+    use std::os::unix::ffi::OsStrExt;
+    let is_binding = |n: &[u8]| binding_of(std::ffi::OsStr::from_bytes(n)).is_some();
+    let entries = crate::store::scan::entries_named(dir, is_binding)?;
+    Ok(entries.into_iter().map(|(name, _)| name).collect())
+}
+
 /// Small files only: a binding is a few dozen bytes.
 const MAX_BINDING_BYTES: u64 = 4096;
 
@@ -130,11 +138,11 @@ pub struct Holder {
 pub fn held_by_others(project: &Project, me: Option<&SessionId>) -> BTreeMap<String, Holder> {
     let mut held: BTreeMap<String, Holder> = BTreeMap::new();
     let dir = project.sessions();
-    let Ok(entries) = crate::store::scan::entries(&dir) else {
+    let Ok(names) = bindings(&dir) else {
         return held;
     };
     let now = SystemTime::now();
-    for (name, _) in entries {
+    for name in names {
         let Some(id) = binding_of(&name) else {
             continue;
         };
@@ -177,9 +185,9 @@ pub fn bind(project: &Project, session: &SessionId, plan: &str) -> std::io::Resu
     }
     crate::store::project::create_runtime_dir(&dir)?;
     let now = SystemTime::now();
-    if let Ok(entries) = crate::store::scan::entries(&dir) {
+    if let Ok(names) = bindings(&dir) {
         // Only bindings: the directory's .gitignore is not one.
-        for (name, _) in entries.into_iter().filter(|(n, _)| binding_of(n).is_some()) {
+        for name in names {
             let other = dir.join(name);
             if other == path {
                 continue;
