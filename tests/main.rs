@@ -23,6 +23,7 @@ mod pause;
 mod properties;
 mod reviewer;
 mod reviewers;
+mod run;
 mod security;
 mod sessions;
 mod snapshots;

@@ -4,6 +4,7 @@
 //! `--dry-run` and every command.
 
 pub mod cycle;
+pub mod depends;
 pub mod facts;
 pub mod findings;
 pub mod host;

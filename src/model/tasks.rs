@@ -119,18 +119,18 @@ pub fn is_finished(status: &str) -> bool {
 }
 
 /// Users decorate cells (`**Done**`, `` `ID` ``); matching ignores the decoration.
-fn strip_decoration(s: &str) -> &str {
+pub(crate) fn strip_decoration(s: &str) -> &str {
     s.trim_matches(|c: char| c.is_whitespace() || matches!(c, '*' | '_' | '`' | '~'))
 }
 
 /// The cells of a trimmed row that starts with `|`; the trailing pipe is optional.
-fn cells(row: &str) -> Vec<&str> {
+pub(crate) fn cells(row: &str) -> Vec<&str> {
     let inner = &row[1..];
     let inner = inner.strip_suffix('|').unwrap_or(inner);
     inner.split('|').map(str::trim).collect()
 }
 
-fn is_separator(row: &str) -> bool {
+pub(crate) fn is_separator(row: &str) -> bool {
     row.chars()
         .all(|c| matches!(c, '-' | ':' | '|') || c.is_whitespace())
 }

@@ -70,6 +70,8 @@ pub enum StructureError {
     TasksNotUtf8 { line: usize },
     /// Rule 9: tasks.md is not a task table.
     TasksTable(tasks::TasksError),
+    /// Rule 9 (SPEC §23): a Depends cell naming no task, or dependencies in a cycle.
+    Depends(crate::model::depends::Problem),
     /// Rule 10: anything that is neither a `.md` file nor state.json.
     NotMarkdown { name: String },
 }
@@ -99,6 +101,7 @@ impl std::fmt::Display for StructureError {
             TasksMdMissing => f.write_str("Task files exist but tasks.md is missing"),
             TasksNotUtf8 { line } => write!(f, "tasks.md is not UTF-8 text (line {line})"),
             TasksTable(e) => f.write_str(e.message()),
+            Depends(p) => write!(f, "{p}"),
             NotMarkdown { name } => write!(
                 f,
                 "Invalid file in plan directory: {name} (only .md files and state.json allowed)"
@@ -141,6 +144,7 @@ impl StructureError {
             TasksTable(_) => format!(
                 "make {dir}/tasks.md a markdown table only (an Id and a Status column, one row per task)"
             ),
+            Depends(p) => p.fix(&format!("{dir}/tasks.md")),
             NotMarkdown { name } => {
                 format!("move {name} out of {dir}/ (notes belong outside the plan directory)")
             }
@@ -244,11 +248,17 @@ pub fn validate_read(listing: &Listing, tasks_md: Option<&TasksText>) -> Vec<Str
     }
     match tasks_md {
         Some(TasksText::NotUtf8 { line }) => errors.push(TasksNotUtf8 { line: *line }),
-        Some(TasksText::Text(t)) => {
-            if let Err(e) = tasks::parse(t) {
-                errors.push(TasksTable(e));
+        Some(TasksText::Text(t)) => match tasks::parse(t) {
+            Err(e) => errors.push(TasksTable(e)),
+            Ok(_) => {
+                let rows = crate::model::depends::rows(t).unwrap_or_default();
+                errors.extend(
+                    crate::model::depends::problems(&rows)
+                        .into_iter()
+                        .map(Depends),
+                );
             }
-        }
+        },
         None => {}
     }
 
@@ -550,6 +560,19 @@ mod tests {
     }
 
     #[test]
+    fn unknown_dependencies_and_cycles_in_tasks_md_are_structure_errors() {
+        let files = listing(&["plan.md", "tasks.md"]);
+        let md = "| Id | Status | Depends |\n|-|-|-|\n| 1 | pending | 2 |\n| 2 | pending | 1 |\n| 3 | pending | 7 |\n";
+        assert_eq!(
+            messages(validate(&files, Some(md))),
+            [
+                "tasks.md line 5: task 3 depends on 7, which is not a task of the table",
+                "tasks.md line 3: the dependencies form a cycle (1 → 2 → 1)",
+            ]
+        );
+    }
+
+    #[test]
     fn tasks_md_is_not_checked_when_not_given() {
         assert!(validate(&listing(&["plan.md"]), None).is_empty());
     }
@@ -720,6 +743,14 @@ mod tests {
             ),
             (TasksNotUtf8 { line: 4 }, "line 4"),
             (TasksTable(tasks::TasksError::NoRows), "markdown table only"),
+            (
+                Depends(crate::model::depends::Problem::Unknown {
+                    line: 4,
+                    task: "2".into(),
+                    missing: "9".into(),
+                }),
+                "line 4 of .taskie/plans/p/tasks.md",
+            ),
             (
                 NotMarkdown {
                     name: "x.txt".into(),
