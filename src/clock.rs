@@ -101,19 +101,32 @@ impl Utc {
     }
 }
 
-/// Now in Unix seconds, for the usage-limit pause (SPEC §22): `TASKIE_TEST_NOW` when set
-/// to a whole number, so tests reach a reset time without sleeping; the system clock
-/// otherwise.
+/// Now in Unix seconds, for the usage-limit pause (SPEC §22): the system clock, or in a
+/// test build `TASKIE_TEST_NOW` when set to a whole number, so tests reach a reset time
+/// without sleeping.
 pub fn now_unix() -> i64 {
-    if let Some(t) = crate::env::Var::TestNow
+    test_now().unwrap_or_else(|| {
+        SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs() as i64)
+    })
+}
+
+/// `TASKIE_TEST_NOW`, compiled only with debug assertions as `cargo test` builds the
+/// binaries it runs (the same gate as the pause point, docs/reliability.md): what users
+/// run reads the real clock whatever the environment says.
+#[cfg(debug_assertions)]
+fn test_now() -> Option<i64> {
+    crate::env::Var::TestNow
         .get()
         .and_then(|t| t.trim().parse::<i64>().ok())
-    {
-        return t;
-    }
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map_or(0, |d| d.as_secs() as i64)
+}
+
+/// Release builds: never.
+#[cfg(not(debug_assertions))]
+#[inline(always)]
+fn test_now() -> Option<i64> {
+    None
 }
 
 /// Days since 1970-01-01 to (year, month, day) in the proleptic Gregorian calendar,

@@ -28,8 +28,8 @@ pub enum Var {
     Home,
     /// Test builds only: hold the hook at a named point (`store/atomic.rs`).
     TestPauseAt,
-    /// Tests only: the time (Unix seconds) the usage-limit pause takes as now (`clock.rs`),
-    /// so a test reaches a reset time without sleeping.
+    /// Test builds only: the time (Unix seconds) the usage-limit pause takes as now
+    /// (`clock.rs`), so a test reaches a reset time without sleeping.
     TestNow,
 }
 
@@ -93,7 +93,7 @@ impl Var {
             Var::XdgCacheHome => "where the version notice remembers sessions",
             Var::Home => "~/.cache when XDG_CACHE_HOME is unset",
             Var::TestPauseAt => "test builds only",
-            Var::TestNow => "tests only: the Unix time the usage-limit pause takes as now",
+            Var::TestNow => "test builds only: the Unix time the usage-limit pause takes as now",
         }
     }
 

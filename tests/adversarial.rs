@@ -602,3 +602,36 @@ fn the_test_pause_point_is_compiled_only_with_debug_assertions() {
         "the environment lookup of the pause point must not ship in release builds"
     );
 }
+
+#[test]
+fn every_reading_of_a_test_only_variable_is_compiled_only_with_debug_assertions() {
+    let src = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut files = vec![src.clone()];
+    let mut ungated = Vec::new();
+    while let Some(path) = files.pop() {
+        if path.is_dir() {
+            files.extend(std::fs::read_dir(&path).unwrap().map(|e| e.unwrap().path()));
+            continue;
+        }
+        if path.extension().is_none_or(|e| e != "rs") || path.ends_with("src/env.rs") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).unwrap();
+        let lines: Vec<&str> = text.lines().collect();
+        for (i, line) in lines.iter().enumerate() {
+            if !(line.contains("Var::TestNow") || line.contains("Var::TestPauseAt")) {
+                continue;
+            }
+            let gated = lines[i.saturating_sub(12)..i]
+                .iter()
+                .any(|l| l.trim() == "#[cfg(debug_assertions)]");
+            if !gated {
+                ungated.push(format!("{}:{}", path.display(), i + 1));
+            }
+        }
+    }
+    assert!(
+        ungated.is_empty(),
+        "a test-only variable must not be read by a release build: {ungated:?}"
+    );
+}

@@ -3,11 +3,25 @@
 
 use crate::commands::Invocation;
 use crate::error::Error;
+use crate::store::snapshot;
 use std::io::Write;
 
 pub fn run(inv: &Invocation, plan: Option<&str>, out: &mut dyn Write) -> Result<(), Error> {
     let target = inv.target(plan)?;
     let gathered = target.gather()?;
+    // taskie's own files are not structure (SPEC §7), but one taskie cannot use is an
+    // error all the same: its text would otherwise be read through a link, or lost.
+    let unusable = snapshot::own_file_problems(&target.dir(), &|name| target.rel(name));
+    for problem in &unusable {
+        writeln!(out, "{problem}")?;
+    }
+    if gathered.errors.is_empty() && !unusable.is_empty() {
+        return Err(Error::Refused(format!(
+            "plan '{}' has files taskie cannot use (listed above); fix them, then run `taskie validate --plan {}` \
+             again",
+            target.plan, target.plan
+        )));
+    }
     if gathered.errors.is_empty() {
         writeln!(
             out,

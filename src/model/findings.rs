@@ -48,6 +48,11 @@ fn is_id(w: &str) -> bool {
     w.len() > 1 && w.starts_with(['F', 'f']) && w[1..].bytes().all(|b| b.is_ascii_digit())
 }
 
+/// The number of an id (`F12` → 12).
+fn number(id: &str) -> Option<u64> {
+    id.strip_prefix(['F', 'f'])?.parse().ok()
+}
+
 /// Where a finding stands.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -175,8 +180,17 @@ impl Ledger {
             }
         }
         let mut added = Vec::new();
+        // After the highest id in the ledger, not after its length: a hand edit that
+        // removed F2 must not give the next finding a second F3.
+        let mut last = cycle
+            .findings
+            .iter()
+            .filter_map(|f| number(&f.id))
+            .max()
+            .unwrap_or(0);
         for text in new.iter().map(|t| t.trim()).filter(|t| !t.is_empty()) {
-            let id = format!("F{}", cycle.findings.len() + 1);
+            last = last.saturating_add(1);
+            let id = format!("F{last}");
             cycle.findings.push(Finding {
                 id: id.clone(),
                 text: text.into(),
@@ -350,6 +364,16 @@ mod tests {
         let added = l.record_review("code-review", Some(1), 1, &s(&["Leak"]), &[], &[]);
         assert_eq!(added[0].0, "F1");
         assert_eq!(l.cycles.len(), 2);
+    }
+
+    #[test]
+    fn a_new_id_follows_the_highest_id_in_the_ledger_not_its_length() {
+        let mut l = Ledger::default();
+        l.record_review("plan-review", None, 1, &s(&["A", "B", "C"]), &[], &[]);
+        // A hand edit removed F2.
+        l.cycles[0].findings.remove(1);
+        let added = l.record_review("plan-review", None, 2, &s(&["D"]), &[], &[]);
+        assert_eq!(added[0].0, "F4");
     }
 
     #[test]

@@ -1,12 +1,15 @@
 //! The usage-limit pause (SPEC §22): how `paused_until` is stored, whether a plan is
 //! paused at a given instant, and the time as people read it. Pure: "now" is an argument.
 
-/// `paused_until` as state.json stores it: `2026-11-24T23:27:00Z`.
+/// `paused_until` as state.json stores it: `2026-11-24T23:27:00Z`. An instant outside
+/// 1970–9999 is stored as the nearest one inside (a pause before 1970 is over as surely),
+/// so what is written is always what [`parse_stamp`] reads back: a bare number, or a
+/// negative year, would be refused by its own reader.
 pub fn stamp(unix: i64) -> String {
-    match jiff::Timestamp::from_second(unix) {
-        Ok(t) => t.strftime("%Y-%m-%dT%H:%M:%SZ").to_string(),
-        Err(_) => unix.to_string(),
-    }
+    jiff::Timestamp::from_second(unix.clamp(0, jiff::Timestamp::MAX.as_second()))
+        .unwrap_or(jiff::Timestamp::UNIX_EPOCH)
+        .strftime("%Y-%m-%dT%H:%M:%SZ")
+        .to_string()
 }
 
 /// A stored `paused_until`: an RFC 3339 instant (any offset), to the second.
@@ -33,8 +36,9 @@ pub fn when(until: i64, now: i64) -> String {
     if left <= 0 {
         return format!("{at} (passed)");
     }
-    // Whole minutes, rounded up: "in 0 min" would read as "now".
-    let minutes = (left + 59) / 60;
+    // Whole minutes, rounded up: "in 0 min" would read as "now". (`left` is ≥ 1 here,
+    // and may be near i64::MAX: no addition that could overflow.)
+    let minutes = (left - 1) / 60 + 1;
     let (h, m) = (minutes / 60, minutes % 60);
     let span = match (h, m) {
         (0, m) => format!("{m} min"),
@@ -55,6 +59,30 @@ mod tests {
         assert_eq!(parse_stamp(&stamp(t)), Some(t));
         assert_eq!(parse_stamp("2026-11-30T04:57:00+05:30"), Some(t));
         assert_eq!(parse_stamp("tomorrow"), None);
+    }
+
+    #[test]
+    fn an_instant_beyond_the_calendar_is_stored_as_a_stamp_its_reader_accepts() {
+        for unix in [i64::MAX, 253_402_300_800, i64::MIN, -377_705_116_801] {
+            let s = stamp(unix);
+            assert!(parse_stamp(&s).is_some(), "{unix}: {s}");
+        }
+        assert!(
+            stamp(i64::MAX).starts_with("9999-12-"),
+            "{}",
+            stamp(i64::MAX)
+        );
+    }
+
+    #[test]
+    fn the_time_left_never_overflows() {
+        assert!(
+            when(i64::MAX, i64::MIN).contains("(in "),
+            "{}",
+            when(i64::MAX, i64::MIN)
+        );
+        assert!(when(i64::MAX, 0).starts_with(&i64::MAX.to_string()));
+        assert!(when(i64::MIN, i64::MAX).ends_with("(passed)"));
     }
 
     #[test]

@@ -91,14 +91,11 @@ impl Gathered {
 /// empty when there is none yet, or when it cannot be read (it is rebuilt from the
 /// reviews that follow: a lost ledger loses the ids, never a review).
 pub fn findings(dir: &Path) -> crate::model::findings::Ledger {
-    read_regular(
-        &dir.join(crate::model::plan_file::FINDINGS_FILE),
-        PLAN_FILE_LIMIT,
-    )
-    .ok()
-    .flatten()
-    .and_then(|bytes| crate::model::findings::Ledger::parse(&bytes))
-    .unwrap_or_default()
+    own_file_bytes(&dir.join(crate::model::plan_file::FINDINGS_FILE))
+        .ok()
+        .flatten()
+        .and_then(|bytes| crate::model::findings::Ledger::parse(&bytes))
+        .unwrap_or_default()
 }
 
 /// The recorded cost of plan `plan`'s reviews, from its ledger (SPEC §18).
@@ -125,7 +122,7 @@ pub fn ledger(dir: &Path, plan: &str) -> Ledger {
 /// `spend.json` of the plan directory `dir` as it is, `None` when it is missing or
 /// unreadable (never rebuilt from the log: for the texts that can do without it).
 pub fn ledger_file(dir: &Path) -> Option<Ledger> {
-    read_regular(&dir.join(SPEND_FILE), PLAN_FILE_LIMIT)
+    own_file_bytes(&dir.join(SPEND_FILE))
         .ok()
         .flatten()
         .and_then(|bytes| Ledger::parse(&bytes))
@@ -144,17 +141,49 @@ pub fn read_state(path: &Path) -> Result<Option<State>, StateError> {
 /// through it would take state from wherever it points, and the atomic write would then
 /// replace the link with a regular file (docs/security.md).
 pub fn state_bytes(path: &Path) -> std::io::Result<Option<Vec<u8>>> {
+    own_file_bytes(path)
+}
+
+/// The bytes of one of taskie's own files beside the plan (state.json and the ledgers,
+/// `TASKIE_FILES`), `None` when there is none; a link or anything but a regular file is an
+/// error saying what it is and how to fix it. Their text goes into the reviewer's prompt
+/// and the hook's decisions, so it is never taken from wherever a link points.
+pub fn own_file_bytes(path: &Path) -> std::io::Result<Option<Vec<u8>>> {
     match std::fs::symlink_metadata(path) {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
         Ok(m) if m.file_type().is_symlink() => {
             return Err(std::io::Error::other(
-                "it is a symbolic link; taskie neither reads nor writes state through a link, so replace the link \
-                 with the file it points to",
+                "it is a symbolic link; taskie neither reads nor writes its files through a link, so replace the \
+                 link with the file it points to",
             ));
         }
         _ => {}
     }
     read_regular(path, PLAN_FILE_LIMIT)
+}
+
+/// What is wrong with taskie's own files of the plan in `dir` (state.json and the ledgers)
+/// that keeps taskie from using them: a link or a directory where the file belongs. One
+/// text per file, naming it (as `shown` names a file) and the fix.
+pub fn own_file_problems(dir: &Path, shown: &dyn Fn(&str) -> String) -> Vec<String> {
+    crate::model::plan_file::TASKIE_FILES
+        .iter()
+        .filter_map(|name| {
+            let m = std::fs::symlink_metadata(dir.join(name)).ok()?;
+            let kind = m.file_type();
+            let what = if kind.is_symlink() {
+                "is a symbolic link; taskie neither reads nor writes its files through a link, so replace the \
+                 link with the file it points to (or remove it)"
+            } else if kind.is_dir() {
+                "is a directory; taskie keeps a file there, so move the directory out of the plan directory"
+            } else if !kind.is_file() {
+                "is not a regular file; replace it with a regular file (or remove it)"
+            } else {
+                return None;
+            };
+            Some(format!("{} {what}", shown(name)))
+        })
+        .collect()
 }
 
 /// The one link rule, for the hook and every command (docs/security.md): taskie never
