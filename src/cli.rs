@@ -283,7 +283,8 @@ fn run_hook(args: &HookArgs) {
     if args.dry_run {
         let report = dry_run::report(&opts, args.cwd.clone());
         let text = if args.json {
-            serde_json::to_string(&report).expect("a report always serializes") + "\n"
+            // Pretty, as `taskie status --json`: the report is read by people too.
+            serde_json::to_string_pretty(&report).expect("a report always serializes") + "\n"
         } else {
             dry_run::human(&report)
         };

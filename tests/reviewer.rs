@@ -494,14 +494,7 @@ fn a_successful_review_resets_the_failure_count() {
 fn dry_run_reports_the_due_review_and_both_outcomes_and_writes_nothing() {
     let p = code_review_project();
     let before = p.snapshot();
-    let out = p
-        .hook_command()
-        .args(["--dry-run", "--json", "--cwd"])
-        .arg(p.root())
-        .output()
-        .unwrap();
-    assert!(out.status.success());
-    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let (_, r) = dry_run_json(&p);
     assert_eq!(r["branch"], "review-due");
     assert_eq!(r["plan"]["id"], "p");
     assert_eq!(r["validation"], json!([]));
@@ -548,19 +541,138 @@ fn dry_run_reads_the_event_from_stdin_and_prints_a_readable_report() {
     assert_eq!(p.snapshot(), before);
 }
 
-#[test]
-fn dry_run_of_a_hard_stop_writes_no_diagnostics() {
-    let p = Project::new()
-        .plan("p")
-        .state(json!({"next_phase": "plan-review", "phase_iteration": 2, "max_reviews": 2}));
-    let before = p.snapshot();
+fn dry_run_text(p: &Project) -> String {
+    let out = p
+        .hook_command()
+        .args(["--dry-run", "--cwd"])
+        .arg(p.root())
+        .output()
+        .unwrap();
+    String::from_utf8(out.stdout).unwrap()
+}
+
+fn dry_run_json(p: &Project) -> (String, serde_json::Value) {
     let out = p
         .hook_command()
         .args(["--dry-run", "--json", "--cwd"])
         .arg(p.root())
         .output()
         .unwrap();
-    let r: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8(out.stdout).unwrap();
+    let v = serde_json::from_str(&text).unwrap();
+    (text, v)
+}
+
+#[test]
+fn dry_run_says_the_reviewer_program_was_not_found_instead_of_showing_a_command_that_fails() {
+    let p = Project::new()
+        .plan("p")
+        .state(due("plan-review"))
+        .env("TASKIE_REVIEWER", "no-such-reviewer-on-path");
+    let text = dry_run_text(&p);
+    let command = text.lines().find(|l| l.starts_with("command:")).unwrap();
+    assert!(
+        command.contains("none: `no-such-reviewer-on-path` was not found"),
+        "{text}"
+    );
+    assert!(!command.contains("--print"), "{command}");
+    let warning = text.lines().find(|l| l.starts_with("warning:")).unwrap();
+    assert!(
+        warning.contains("the claude reviewer program was not found")
+            && warning.contains("set TASKIE_REVIEWER"),
+        "{warning}"
+    );
+    let (_, v) = dry_run_json(&p);
+    assert_eq!(v["review"]["program_path"], serde_json::Value::Null);
+    assert_eq!(v["warnings"].as_array().unwrap().len(), 1, "{v}");
+    // With the program found, its file is named and nothing is said.
+    let reviewer = p.reviewer_path();
+    let p = p.env("TASKIE_REVIEWER", reviewer.to_str().unwrap());
+    let (_, v) = dry_run_json(&p);
+    assert_eq!(
+        v["review"]["program_path"],
+        p.reviewer_path().display().to_string()
+    );
+    assert!(v.get("warnings").is_none(), "{v}");
+}
+
+#[test]
+fn dry_run_shows_the_review_timeout_and_warns_when_the_hooks_own_timeout_would_cut_it_short() {
+    let p = Project::new().plan("p").state(due("plan-review"));
+    let text = dry_run_text(&p);
+    assert!(
+        text.contains(
+            "timeout:     1500 s (TASKIE_REVIEW_TIMEOUT; the hook's own timeout is 1800 s)"
+        ),
+        "{text}"
+    );
+    assert!(!text.contains("warning:"), "{text}");
+    for (value, warned) in [("1799.5", false), ("1800", true), ("4000", true)] {
+        let p = Project::new()
+            .plan("p")
+            .state(due("plan-review"))
+            .env("TASKIE_REVIEW_TIMEOUT", value);
+        let text = dry_run_text(&p);
+        let warning = text
+            .lines()
+            .find(|l| l.starts_with("warning:") && l.contains("TASKIE_REVIEW_TIMEOUT"));
+        assert_eq!(warning.is_some(), warned, "{value}: {text}");
+        if let Some(w) = warning {
+            assert!(
+                w.contains(&format!("TASKIE_REVIEW_TIMEOUT={value} is not below")),
+                "{w}"
+            );
+        }
+        let (_, v) = dry_run_json(&p);
+        assert_eq!(v["review"]["hook_timeout_secs"], 1800);
+    }
+}
+
+#[test]
+fn the_hooks_registered_timeout_is_the_one_the_dry_run_compares_with() {
+    // Every hook file Taskie ships registers 1800 s (Gemini counts milliseconds).
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files: Vec<std::path::PathBuf> = std::fs::read_dir(root.join("hooks"))
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+        .collect();
+    files.push(root.join("gemini-extension.json"));
+    let timeout = regex::Regex::new(r#""timeout"\s*:\s*(\d+)"#).unwrap();
+    let mut seen = 0;
+    for f in files.iter().filter(|f| f.is_file()) {
+        let text = std::fs::read_to_string(f).unwrap();
+        for c in timeout.captures_iter(&text) {
+            seen += 1;
+            let n: u64 = c[1].parse().unwrap();
+            assert!(
+                n == taskie::reviewer::config::HOOK_TIMEOUT_SECS
+                    || n == taskie::reviewer::config::HOOK_TIMEOUT_SECS * 1000,
+                "{}: timeout {n}",
+                f.display()
+            );
+        }
+    }
+    assert!(seen >= 2, "the hook files register a timeout: {files:?}");
+}
+
+#[test]
+fn dry_run_json_is_pretty_printed_as_status_json_is() {
+    let p = Project::new().plan("p").state(due("plan-review"));
+    let (text, v) = dry_run_json(&p);
+    assert!(text.starts_with("{\n  \"event\": {\n"), "{text}");
+    assert_eq!(text, serde_json::to_string_pretty(&v).unwrap() + "\n");
+}
+
+#[test]
+fn dry_run_of_a_hard_stop_writes_no_diagnostics() {
+    let p = Project::new()
+        .plan("p")
+        .state(json!({"next_phase": "plan-review", "phase_iteration": 2, "max_reviews": 2}));
+    let before = p.snapshot();
+    let (_, r) = dry_run_json(&p);
     assert_eq!(r["branch"], "hard-stop");
     assert!(
         r["answer"]["systemMessage"]

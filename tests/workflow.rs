@@ -1320,6 +1320,12 @@ fn the_demo_scripts_run_to_the_end() {
             stdout.contains(last_words),
             "{script} stopped early: {stdout}"
         );
+        // The demo teaches the post-review format the actions ask for: every finding
+        // answered by its id, so the findings ledger never reports one left open.
+        assert!(
+            !stdout.contains("did not answer"),
+            "{script} writes a post-review that does not answer by id: {stdout}"
+        );
         if script == "full-cycle.sh" {
             assert!(
                 stdout.contains("phase=complete next_phase=null"),

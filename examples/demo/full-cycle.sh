@@ -45,7 +45,8 @@ run() {
 cycle() {
   stop false
   agent "reads the review, fixes its finding, writes $1-1.md (/taskie:post-…), stops"
-  printf '# Post-review\n\n## Finding 1\nFixed.\n' > "$plan/$1-1.md"
+  # Each finding is answered by its id, as the post-review actions ask.
+  printf '# Post-review\n\nF1: fixed — the finding is addressed and covered by a test.\n' > "$plan/$1-1.md"
   stop true
   agent "review #2 passed but one clean review is not enough: writes $1-2.md, stops"
   printf '# Post-review\n\nNo findings to address.\n' > "$plan/$1-2.md"

@@ -13,7 +13,8 @@ echo
 echo "== stop 1: plan-review #1 is due; the reviewer fails it, so the hook blocks"
 stop false
 echo "== the agent addresses the review and writes its post-review"
-printf 'Findings addressed: greet keeps spaces in names; plan.md says so.\n' > "$plan/plan-post-review-1.md"
+# A post-review answers each finding by its id (the review lists them: "> - F1: …").
+printf 'F1: fixed — plan.md now says greet keeps the spaces in a name.\n' > "$plan/plan-post-review-1.md"
 echo "== stop 2: the hook sees the post-review and runs review #2 (passes: 1 of 2)"
 stop true
 printf 'No findings to address.\n' > "$plan/plan-post-review-2.md"

@@ -8,9 +8,11 @@ root=$(cd "$here/../.." && pwd)
 if [ -n "${TASKIE_BIN_DIR:-}" ]; then
   bin=$TASKIE_BIN_DIR
 else
-  # Said on stderr, so a first build (about 30 s) is not mistaken for a hang.
-  echo "demo: building taskie and taskie-hook (cargo build; the first build takes about 30 s)..." >&2
-  cargo build --quiet --bins --manifest-path "$root/Cargo.toml"
+  # Said on stderr, so a first build is not mistaken for a hang; cargo's own progress
+  # (one line per crate it compiles) follows. A first build compiles every dependency:
+  # about a minute on two cores; later runs take a second.
+  echo "demo: building taskie and taskie-hook (cargo build; a first build compiles every dependency, about a minute on two cores, with cargo's progress below)..." >&2
+  cargo build --bins --manifest-path "$root/Cargo.toml"
   echo "demo: built; running the demo" >&2
   bin=${CARGO_TARGET_DIR:-$root/target}/debug
 fi

@@ -47,6 +47,10 @@ pub struct Report {
     pub branch: String,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+    /// What would make this stop go wrong although the plan is fine: a reviewer program
+    /// that is not found, a review timeout the hook's own timeout cuts short.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
     /// The hook's answer (`null`: a silent allow); absent when a review is due.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub answer: Option<Shown>,
@@ -93,7 +97,12 @@ pub struct ReviewPlan {
     pub review_file: String,
     pub post_review_file: String,
     pub command: Vec<String>,
+    /// The file the first reviewer's program starts as; `null` when it is not found, so
+    /// the review would fail to start.
+    pub program_path: Option<String>,
     pub timeout_secs: f64,
+    /// The hook's own timeout as Taskie registers it; a review must end before it.
+    pub hook_timeout_secs: u64,
 }
 
 /// What the hook would do after a PASS or a FAIL.
@@ -132,6 +141,7 @@ impl Report {
             state: None,
             branch: String::new(),
             error: None,
+            warnings: Vec::new(),
             answer: None,
             new_state: None,
             review: None,
@@ -269,6 +279,25 @@ pub fn report(opts: &Options, cwd: Option<PathBuf>) -> Report {
             // The first reviewer's command line (each panel member has its own).
             let argv = reviewer::command_line(&project, &facts, &due, &config, &shorten);
             r.branch = "review-due".into();
+            r.warnings.extend(config.timeout_warning());
+            let mut kinds = Vec::new();
+            for kind in due.reviewers.iter().map(|rv| rv.kind) {
+                if !kinds.contains(&kind) {
+                    kinds.push(kind);
+                }
+            }
+            let program_path = kinds.first().and_then(|k| config.locate(*k, &project.root));
+            for kind in kinds {
+                if config.locate(kind, &project.root).is_none() {
+                    let missing = std::io::Error::from_raw_os_error(libc::ENOENT);
+                    let e =
+                        reviewer::ReviewerError::Spawn(kind, config.program(kind).clone(), missing);
+                    r.warnings.push(format!(
+                        "the {} reviewer program was not found, so this review would fail to start: {e}",
+                        kind.name()
+                    ));
+                }
+            }
             r.review = Some(ReviewPlan {
                 review: due.review.name(),
                 iteration: due.iteration,
@@ -277,7 +306,9 @@ pub fn report(opts: &Options, cwd: Option<PathBuf>) -> Report {
                 review_file: facts.rel(&due.review_file),
                 post_review_file: facts.rel(&due.post_file),
                 command: argv,
+                program_path: program_path.map(|p| p.display().to_string()),
                 timeout_secs: config.timeout.as_secs_f64(),
+                hook_timeout_secs: reviewer::config::HOOK_TIMEOUT_SECS,
             });
             let [pass, fail] = [Verdict::Pass, Verdict::Fail].map(|verdict| {
                 let reviewed = Reviewed::Verdict {
@@ -379,12 +410,33 @@ pub fn human(r: &Report) -> String {
                 review.review, review.iteration, review.model
             ),
         );
-        let words: Vec<String> = review
-            .command
-            .iter()
-            .map(|w| crate::model::text::shell_quote(w))
-            .collect();
-        line(&mut out, "command:", words.join(" "));
+        // A command that cannot start is not shown as if it could be run.
+        match &review.program_path {
+            Some(_) => {
+                let words: Vec<String> = review
+                    .command
+                    .iter()
+                    .map(|w| crate::model::text::shell_quote(w))
+                    .collect();
+                line(&mut out, "command:", words.join(" "));
+            }
+            None => line(
+                &mut out,
+                "command:",
+                format!(
+                    "none: `{}` was not found (see the warning below)",
+                    review.command.first().map_or("", String::as_str)
+                ),
+            ),
+        }
+        line(
+            &mut out,
+            "timeout:",
+            format!(
+                "{} s (TASKIE_REVIEW_TIMEOUT; the hook's own timeout is {} s)",
+                review.timeout_secs, review.hook_timeout_secs
+            ),
+        );
         line(&mut out, "review file:", review.review_file.clone());
         for (v, label) in [(&r.if_pass, "if PASS:"), (&r.if_fail, "if FAIL:")] {
             let Some(v) = v else { continue };
@@ -408,6 +460,9 @@ pub fn human(r: &Report) -> String {
             Some(a) => a.to_stdout(),
         };
         line(&mut out, "answer:", text);
+    }
+    for w in &r.warnings {
+        line(&mut out, "warning:", w.clone());
     }
     out
 }

@@ -4,9 +4,14 @@
 use crate::env::Var;
 use crate::model::reviewers::Kind;
 use std::ffi::OsString;
+use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 pub const DEFAULT_TIMEOUT_SECS: u64 = 1500;
+/// The hook's own timeout as Taskie registers it with the clients (1800 s; Gemini's is
+/// the same in milliseconds). A review must end before it, or the client ends the hook
+/// mid-review; tests hold the hook files to this number.
+pub const HOOK_TIMEOUT_SECS: u64 = 1800;
 /// Enough for any real review; a runaway reviewer cannot exhaust memory.
 pub const STDOUT_LIMIT: usize = 32 * 1024 * 1024;
 pub const STDERR_LIMIT: usize = 1024 * 1024;
@@ -86,5 +91,25 @@ impl Config {
             Kind::Codex => &self.codex,
             Kind::Gemini => &self.gemini,
         }
+    }
+
+    /// The file `kind`'s program would start as, for a reviewer run from `dir` (a path is
+    /// taken from `dir`, a name looked up on PATH); `None` when it would not start.
+    pub fn locate(&self, kind: Kind, dir: &Path) -> Option<PathBuf> {
+        which::which_in(self.program(kind), std::env::var_os("PATH"), dir).ok()
+    }
+
+    /// Said when the review may outlast the hook itself: the client would end the hook
+    /// mid-review, and the review would be lost.
+    pub fn timeout_warning(&self) -> Option<String> {
+        let secs = self.timeout.as_secs_f64();
+        (secs >= HOOK_TIMEOUT_SECS as f64).then(|| {
+            format!(
+                "{}={secs} is not below the hook's own timeout ({HOOK_TIMEOUT_SECS} s): the client may end the hook \
+                 before a slow review finishes, and that review is lost. Set it below {HOOK_TIMEOUT_SECS} (the \
+                 default is {DEFAULT_TIMEOUT_SECS}).",
+                Var::ReviewTimeout.name()
+            )
+        })
     }
 }
