@@ -267,7 +267,7 @@ pub fn hook_main() {
                 let first = first.strip_prefix("error: ").unwrap_or(first);
                 let answer = crate::hook::answer::Answer::allow(format!(
                     "Taskie: taskie-hook was started with a bad command line ({first}), so it did nothing at this \
-                     stop. Fix the command in the hook configuration (hooks/hooks.json); `taskie-hook --help` lists \
+                     stop. Fix the command where the hook is registered (a hooks.json or settings.json); `taskie-hook --help` lists \
                      the options."
                 ));
                 println!("{}", answer.to_stdout_on(Default::default(), None));

@@ -471,7 +471,7 @@ fn every_action_is_a_codex_skill_and_a_gemini_command() {
     let names = actions();
     assert_eq!(names.len(), 18);
     for a in &names {
-        let skill = std::fs::read_to_string(repo().join(format!("codex/skills/{a}/SKILL.md")))
+        let skill = std::fs::read_to_string(repo().join(format!("dist/codex/skills/{a}/SKILL.md")))
             .unwrap_or_else(|e| panic!("{a}: {e}"));
         assert!(
             skill.starts_with(&format!("---\nname: {a}\ndescription: \"")),
@@ -485,8 +485,19 @@ fn every_action_is_a_codex_skill_and_a_gemini_command() {
             !skill.contains("/taskie:"),
             "{a}: Codex has no slash commands of ours"
         );
+        // Paths in a skill are relative to its folder and lead into the plugin.
+        if skill.contains("`../../actions/ground-rules.md`") {
+            assert!(
+                repo()
+                    .join(format!(
+                        "dist/codex/skills/{a}/../../actions/ground-rules.md"
+                    ))
+                    .is_file()
+            );
+        }
         let command =
-            std::fs::read_to_string(repo().join(format!("commands/taskie/{a}.toml"))).unwrap();
+            std::fs::read_to_string(repo().join(format!("dist/gemini/commands/taskie/{a}.toml")))
+                .unwrap();
         assert!(command.contains("\ndescription = \""), "{a}");
         assert!(
             command.contains("\nprompt = '''\n") && command.ends_with("'''\n"),
@@ -499,38 +510,91 @@ fn every_action_is_a_codex_skill_and_a_gemini_command() {
     }
 }
 
+/// Each client reads a directory of its own, which holds what it reads and nothing of
+/// another client's (which it would warn about) and no build output.
 #[test]
-fn the_codex_and_gemini_manifests_carry_the_plugins_name_and_version() {
-    let claude = json_file(".claude-plugin/plugin.json");
-    let codex = json_file(".codex-plugin/plugin.json");
-    let gemini = json_file("gemini-extension.json");
-    for m in [&codex, &gemini] {
-        assert_eq!(m["name"], claude["name"]);
-        assert_eq!(m["version"], claude["version"]);
+fn each_client_has_a_plugin_directory_of_its_own_with_the_actions_and_the_launcher() {
+    let launcher = std::fs::read_to_string(repo().join("hooks/taskie-stop-hook")).unwrap();
+    for (client, manifest, others) in [
+        (
+            "claude",
+            ".claude-plugin/plugin.json",
+            &[
+                ".codex-plugin",
+                "gemini-extension.json",
+                "commands",
+                "skills",
+            ][..],
+        ),
+        (
+            "codex",
+            ".codex-plugin/plugin.json",
+            &[".claude-plugin", "gemini-extension.json", "commands"][..],
+        ),
+        (
+            "gemini",
+            "gemini-extension.json",
+            &[".claude-plugin", ".codex-plugin", "skills"][..],
+        ),
+    ] {
+        let dir = repo().join("dist").join(client);
+        let m = json_file(&format!("dist/{client}/{manifest}"));
+        assert_eq!(m["name"], "taskie", "{client}");
+        assert_eq!(m["version"], env!("CARGO_PKG_VERSION"), "{client}");
+        for other in others {
+            assert!(!dir.join(other).exists(), "{client} holds {other}");
+        }
+        assert!(!dir.join("target").exists(), "{client}");
+        for a in actions() {
+            assert!(
+                dir.join(format!("actions/{a}.md")).is_file(),
+                "{client}: {a}"
+            );
+        }
+        // The launcher, except that its build in place is the checkout's, two levels up.
+        let copy = std::fs::read_to_string(dir.join("hooks/taskie-stop-hook")).unwrap();
+        assert_eq!(
+            copy,
+            launcher.replace("\ncheckout=$plugin\n", "\ncheckout=$plugin/../..\n"),
+            "{client}"
+        );
+        assert_ne!(copy, launcher, "{client}");
     }
-    assert_eq!(codex["skills"], "./codex/skills/");
+    let codex = json_file("dist/codex/.codex-plugin/plugin.json");
+    assert_eq!(codex["skills"], "./skills/");
     assert_eq!(codex["hooks"], "./hooks/hooks.json");
+    // Codex reads its own marketplace before Claude Code's, so each finds its directory.
+    let market = json_file(".agents/plugins/marketplace.json");
+    assert_eq!(market["name"], "taskie");
+    assert_eq!(market["plugins"][0]["name"], "taskie");
+    assert_eq!(market["plugins"][0]["source"]["path"], "./dist/codex");
 }
 
 #[test]
-fn gemini_runs_the_same_launcher_on_after_agent_with_its_timeout_in_milliseconds() {
-    let hooks = json_file("hooks/hooks.json");
-    let stop = &hooks["hooks"]["Stop"][0]["hooks"][0];
-    let after = &hooks["hooks"]["AfterAgent"][0]["hooks"][0];
-    assert_eq!(after["type"], "command");
-    // Gemini reads milliseconds: the same 30 minutes as Stop's 1800 seconds.
+fn codex_and_gemini_source_the_launcher_else_start_it_with_sh_with_the_same_time_limit() {
+    let hook = |client: &str, event: &str| {
+        let hooks = json_file(&format!("dist/{client}/hooks/hooks.json"));
+        let events: Vec<&String> = hooks["hooks"].as_object().unwrap().keys().collect();
+        assert_eq!(events, [event], "{client}: only its own stop event");
+        hooks["hooks"][event][0]["hooks"][0].clone()
+    };
+    let claude = hook("claude", "Stop");
+    let codex = hook("codex", "Stop");
+    let gemini = hook("gemini", "AfterAgent");
+    // Sourced into a shell that can (no second shell), else started with /bin/sh (fish and
+    // csh fail the first command); the placeholder is each client's own.
+    let command = |root: &str| {
+        format!(
+            "TASKIE_PLUGIN_ROOT='{root}' . '{root}/hooks/taskie-stop-hook'; \
+             exec /bin/sh '{root}/hooks/taskie-stop-hook'"
+        )
+    };
+    assert_eq!(codex["command"], command("${PLUGIN_ROOT}"));
+    assert_eq!(gemini["command"], command("${extensionPath}"));
+    // Codex reads seconds, Gemini milliseconds: the same 30 minutes as Claude Code's.
+    assert_eq!(codex["timeout"], claude["timeout"]);
     assert_eq!(
-        after["timeout"].as_u64().unwrap(),
-        stop["timeout"].as_u64().unwrap() * 1000
-    );
-    assert_eq!(
-        after["command"]
-            .as_str()
-            .unwrap()
-            .replace("${extensionPath}", "ROOT"),
-        stop["command"]
-            .as_str()
-            .unwrap()
-            .replace("${CLAUDE_PLUGIN_ROOT}", "ROOT")
+        gemini["timeout"].as_u64().unwrap(),
+        claude["timeout"].as_u64().unwrap() * 1000
     );
 }

@@ -18,21 +18,62 @@ fn repo() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))
 }
 
-/// A checkout of what a user clones: the files the plugin is made of.
+/// Build output the size of a real one's files would make every copy of it obvious: a
+/// checkout where `cargo build` ran holds gigabytes under target/.
+const BUILD_OUTPUT: u64 = 20 << 20;
+
+/// A checkout of what a user clones, the files the plugin is made of, after a build: it
+/// holds a target/ with build output (sparse, so cheap to make; every client that copied
+/// it would copy its length).
 fn checkout(dir: &Path) {
-    for d in [
-        ".claude-plugin",
-        ".codex-plugin",
-        "actions",
-        "hooks",
-        "codex",
-        "commands",
-    ] {
+    for d in [".claude-plugin", ".agents", "actions", "hooks", "dist"] {
         copy_tree(&repo().join(d), &dir.join(d));
     }
-    copy_file(
-        &repo().join("gemini-extension.json"),
-        &dir.join("gemini-extension.json"),
+    copy_file(&repo().join("Cargo.toml"), &dir.join("Cargo.toml"));
+    let release = dir.join("target/release");
+    std::fs::create_dir_all(&release).unwrap();
+    std::fs::File::create(release.join("taskie-hook.d"))
+        .and_then(|f| f.set_len(BUILD_OUTPUT))
+        .unwrap();
+}
+
+/// The bytes of the files under `dir` (their lengths), and every path in it that is or
+/// lies in a `target` directory.
+fn copied(dir: &Path) -> (u64, Vec<PathBuf>) {
+    let (mut bytes, mut targets) = (0, Vec::new());
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return (bytes, targets);
+    };
+    for e in entries {
+        let e = e.unwrap();
+        let meta = std::fs::symlink_metadata(e.path()).unwrap();
+        if e.file_name() == "target" {
+            targets.push(e.path());
+        }
+        if meta.is_dir() {
+            let (b, t) = copied(&e.path());
+            bytes += b;
+            targets.extend(t);
+        } else {
+            bytes += meta.len();
+        }
+    }
+    (bytes, targets)
+}
+
+/// Asserts that what `client` copied into `dir` holds no build output and stays under
+/// 10 MiB.
+fn assert_no_build_output(client: &str, dir: &Path) {
+    let (bytes, targets) = copied(dir);
+    assert!(bytes > 0, "{client} copied nothing into {}", dir.display());
+    assert!(
+        targets.is_empty(),
+        "{client} copied build output: {targets:?}"
+    );
+    assert!(
+        bytes < 10 << 20,
+        "{client} copied {bytes} bytes into {}",
+        dir.display()
     );
 }
 
@@ -185,6 +226,8 @@ struct Codex {
     home: PathBuf,
     codex_home: PathBuf,
     path: String,
+    /// The user's login shell, which Codex runs hooks through (`$SHELL -lc`).
+    shell: PathBuf,
 }
 
 impl Codex {
@@ -212,6 +255,7 @@ impl Codex {
             _home: h,
             home,
             codex_home,
+            shell: PathBuf::from("/bin/sh"),
         };
         // README: codex plugin marketplace add <checkout>; codex plugin add taskie@taskie.
         c.ok(&["plugin", "marketplace", "add", src.to_str().unwrap()]);
@@ -227,7 +271,7 @@ impl Codex {
             .env("HOME", &self.home)
             .env("CODEX_HOME", &self.codex_home)
             .env("PATH", &self.path)
-            .env("SHELL", "/bin/sh")
+            .env("SHELL", &self.shell)
             .env("TASKIE_FAKE_OPENAI_KEY", "dummy")
             // With plugins on, codex refreshes OpenAI's curated plugin repository with
             // `git ls-remote https://github.com/…`: send that to a closed loopback port.
@@ -418,6 +462,86 @@ fn under_the_real_codex_the_block_cap_ends_an_endless_fail_loop() {
     assert!(status.success(), "{stderr}");
 }
 
+/// Codex runs hooks through the user's login shell (`$SHELL -lc`): under zsh (macOS's
+/// default) and fish the whole loop runs as under sh.
+#[test]
+fn under_the_real_codex_with_a_zsh_or_fish_login_shell_the_review_loop_runs() {
+    for shell in ["zsh", "fish"] {
+        let script = Arc::new(Mutex::new(Script::default()));
+        let s = script.clone();
+        let api = FakeOpenAi::start(move |r| model(r, &s, &["FAIL", "PASS", "PASS"])).unwrap();
+        let mut codex = Codex::install(&api);
+        codex.shell = crate::support::shell(shell);
+        let p = plan_with_codex_reviewer(json!({}));
+        let (status, stderr) = codex.exec(&p.root(), "Work on the Taskie plan.");
+        let stderr = format!("{shell}: {stderr}\nevents: {:?}", p.events());
+        let s = script.lock().unwrap();
+        assert_eq!(s.verdicts, ["FAIL", "PASS", "PASS"], "{stderr}");
+        assert_eq!(s.wrote.len(), 2, "{stderr}");
+        assert_eq!(p.state_json()["next_phase"], "create-tasks", "{stderr}");
+        assert!(status.success(), "{stderr}");
+    }
+}
+
+/// Installed as the README says from a checkout where a build ran, no client copies the
+/// build output (each copy stays under 10 MiB), and none says anything about Taskie's
+/// files: `claude plugin list` notes nothing, Gemini warns about no hook event (checked
+/// in its review loop below), `claude plugin validate` about no unknown event (above).
+#[test]
+fn installing_from_a_built_checkout_copies_no_build_output_into_any_client() {
+    // Claude Code: claude plugin marketplace add <checkout>; claude plugin install.
+    let h = home();
+    let src = h.path().join("src/taskie");
+    checkout(&src);
+    let claude = |args: &[&str]| {
+        let mut cmd = Command::new(crate::support::claude_cli::binary());
+        cmd.args(args).stdin(std::process::Stdio::null());
+        crate::support::claude_user::cli_env(&mut cmd, "http://127.0.0.1:9", h.path());
+        let out = cmd.output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned()
+            + &String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "claude {args:?}: {text}");
+        text
+    };
+    claude(&["plugin", "marketplace", "add", src.to_str().unwrap()]);
+    claude(&["plugin", "install", "taskie@taskie"]);
+    let cache = h.path().join(".claude/plugins/cache");
+    assert!(
+        cache
+            .join(format!(
+                "taskie/taskie/{}/hooks/taskie-stop-hook",
+                env!("CARGO_PKG_VERSION")
+            ))
+            .is_file()
+    );
+    assert_no_build_output("Claude Code", &cache);
+    let list = claude(&["plugin", "list"]);
+    assert!(list.contains("taskie@taskie"), "{list}");
+    assert!(
+        !list.contains("Note:") && !list.contains("ignored"),
+        "Claude Code says something about Taskie's files: {list}"
+    );
+
+    // Codex CLI: codex plugin marketplace add <checkout>; codex plugin add.
+    let api = FakeOpenAi::start(|_| fake_openai::Reply::Json {
+        status: 404,
+        body: json!({"error": "not needed to install"}),
+    })
+    .unwrap();
+    let codex = Codex::install(&api);
+    assert_no_build_output("Codex", &codex.codex_home.join("plugins/cache"));
+
+    // Gemini CLI: gemini extensions install <checkout>/dist/gemini.
+    let api = FakeGemini::start(|_| fake_gemini::Reply::Text {
+        text: "not needed to install".into(),
+        prompt_tokens: 1,
+        output_tokens: 1,
+    })
+    .unwrap();
+    let gemini = Gemini::install(&api);
+    assert_no_build_output("Gemini", &gemini.home.join(".gemini/extensions"));
+}
+
 #[test]
 fn the_claude_plugin_still_validates_and_provides_exactly_one_hook_and_no_skill() {
     let h = home();
@@ -425,7 +549,7 @@ fn the_claude_plugin_still_validates_and_provides_exactly_one_hook_and_no_skill(
     checkout(&src);
     let out = Command::new(crate::support::claude_cli::binary())
         .args(["plugin", "validate"])
-        .arg(&src)
+        .arg(src.join("dist/claude"))
         .env("HOME", h.path())
         .output()
         .unwrap();
@@ -433,10 +557,9 @@ fn the_claude_plugin_still_validates_and_provides_exactly_one_hook_and_no_skill(
         String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
     assert!(out.status.success(), "{text}");
     assert!(text.contains("Validation passed"), "{text}");
-    let hooks: Vec<&str> = text
-        .lines()
-        .filter(|l| l.contains("❯ hooks: ") && !l.contains("unknown hook event"))
-        .collect();
+    assert!(!text.contains("unknown hook event"), "{text}");
+    assert!(!text.contains("commands/ folder"), "{text}");
+    let hooks: Vec<&str> = text.lines().filter(|l| l.contains("❯ hooks: ")).collect();
     assert_eq!(hooks.len(), 1, "{text}");
     assert!(hooks[0].contains("Stop command"), "{text}");
     assert_eq!(text.matches("❯ commands: taskie:").count(), 18, "{text}");
@@ -589,9 +712,10 @@ impl Gemini {
             path,
             base_url: api.base_url(),
         };
-        // README: gemini extensions install <checkout> (--consent confirms ahead); Gemini
-        // asks whether the user trusts the checkout's folder, and the user says yes.
-        let mut install = g.command(&["extensions", "install", src.to_str().unwrap(), "--consent"]);
+        // README: gemini extensions install <checkout>/dist/gemini (--consent confirms
+        // ahead); Gemini asks whether the user trusts that folder, and the user says yes.
+        let ext = src.join("dist/gemini");
+        let mut install = g.command(&["extensions", "install", ext.to_str().unwrap(), "--consent"]);
         let mut child = install
             .stdin(std::process::Stdio::piped())
             .stdout(std::process::Stdio::piped())
@@ -671,6 +795,8 @@ fn under_the_real_gemini_a_whole_review_loop_runs_fail_post_review_pass_pass_all
     assert!(!first.contains("/taskie:"), "{first}");
     assert!(first.contains("/actions/post-plan-review.md"), "{first}");
     assert_eq!(p.state_json()["next_phase"], "create-tasks", "{out}");
+    // Gemini read only its own hook event: no "Invalid hook event name" about Claude's Stop.
+    assert!(!out.contains("Invalid hook event"), "{out}");
     assert!(status.success(), "{out}");
 }
 

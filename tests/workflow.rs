@@ -269,7 +269,7 @@ fn review_actions_hold_no_placeholder_that_would_reach_the_reviewer_unreplaced()
 
 #[test]
 fn plugin_manifest_names_the_actions_and_carries_the_crate_version_but_no_hooks_entry() {
-    let plugin = json_file(".claude-plugin/plugin.json");
+    let plugin = json_file("dist/claude/.claude-plugin/plugin.json");
     assert_eq!(plugin["name"], "taskie");
     assert_eq!(plugin["version"], env!("CARGO_PKG_VERSION"));
     assert!(
@@ -279,15 +279,24 @@ fn plugin_manifest_names_the_actions_and_carries_the_crate_version_but_no_hooks_
     );
     let commands = plugin["commands"].as_str().expect("commands is a path");
     assert_eq!(commands, "./actions");
-    assert!(repo().join(commands).is_dir());
+    let root = repo().join("dist/claude");
+    for a in ACTIONS {
+        assert_eq!(
+            std::fs::read_to_string(root.join(commands).join(format!("{a}.md"))).unwrap(),
+            action(a),
+            "{a}: the plugin's copy is the action"
+        );
+    }
+    // No commands/ folder beside the manifest's "commands" (Claude Code notes it as ignored).
+    assert!(!root.join("commands").exists());
     // hooks/hooks.json loads by itself; naming it in the manifest is reported as a
     // duplicate by Claude Code (SPEC §15).
     assert!(plugin.get("hooks").is_none(), "{plugin}");
-    assert!(repo().join("hooks/hooks.json").is_file());
+    assert!(root.join("hooks/hooks.json").is_file());
 }
 
 #[test]
-fn marketplace_lists_this_repository_as_the_taskie_plugin_at_the_crate_version() {
+fn marketplace_lists_the_claude_plugin_directory_as_the_taskie_plugin_at_the_crate_version() {
     let market = json_file(".claude-plugin/marketplace.json");
     assert_eq!(market["name"], "taskie");
     assert!(
@@ -299,8 +308,9 @@ fn marketplace_lists_this_repository_as_the_taskie_plugin_at_the_crate_version()
     let p = &plugins[0];
     assert_eq!(p["name"], "taskie");
     assert_eq!(p["version"], env!("CARGO_PKG_VERSION"));
-    // The marketplace sits in the repository, whose root is the plugin root.
+    // The plugin is a directory of its own, so installing it copies no build output.
     let source = p["source"].as_str().expect("source is a relative path");
+    assert_eq!(source, "./dist/claude");
     assert!(
         repo()
             .join(source)
@@ -312,39 +322,40 @@ fn marketplace_lists_this_repository_as_the_taskie_plugin_at_the_crate_version()
     }
 }
 
-/// The single Stop hook entry of hooks/hooks.json.
-fn stop_hook() -> Value {
-    let hooks = json_file("hooks/hooks.json");
-    let stop = hooks["hooks"]["Stop"].as_array().expect("a Stop list");
-    assert_eq!(stop.len(), 1, "one Stop matcher group");
-    let inner = stop[0]["hooks"].as_array().expect("its hooks");
-    assert_eq!(inner.len(), 1, "one Stop hook");
+/// The single hook entry of a client's hooks.json (`dist/<client>/hooks/hooks.json`),
+/// which hooks only `event`.
+fn client_hook(client: &str, event: &str) -> Value {
+    let hooks = json_file(&format!("dist/{client}/hooks/hooks.json"));
     let events: Vec<&String> = hooks["hooks"].as_object().unwrap().keys().collect();
     assert_eq!(
         events,
-        ["Stop", "AfterAgent"],
-        "Taskie hooks only the stop of Claude Code and Codex, and Gemini's AfterAgent \
-         (SubagentStop would only be allowed anyway)"
+        [event],
+        "{client}: Taskie hooks only the client's stop event (SubagentStop would only be \
+         allowed anyway), and no other client's event (each warns about those)"
     );
+    let groups = hooks["hooks"][event].as_array().expect("a list");
+    assert_eq!(groups.len(), 1, "one matcher group");
+    let inner = groups[0]["hooks"].as_array().expect("its hooks");
+    assert_eq!(inner.len(), 1, "one hook");
     inner[0].clone()
 }
 
+fn stop_hook() -> Value {
+    client_hook("claude", "Stop")
+}
+
 #[test]
-fn hooks_json_runs_the_launcher_as_a_stop_command_with_a_1800_second_timeout() {
+fn hooks_json_runs_the_launcher_as_a_program_with_a_1800_second_timeout() {
     let h = stop_hook();
     assert_eq!(h["type"], "command");
     assert_eq!(h["timeout"], 1800);
     assert!(h["statusMessage"].as_str().is_some_and(|m| !m.is_empty()));
-    // Sourced into the shell Claude Code starts for the command, with the plugin named:
-    // one shell, no second one for the launcher (docs/distribution.md).
+    // Exec form: Claude Code starts the launcher itself, with no shell in between, so
+    // the user's shell cannot matter (docs/hosts.md).
+    assert_eq!(h["args"], json!([]));
     let command = h["command"].as_str().unwrap();
-    let path = command
-        .strip_prefix("TASKIE_PLUGIN_ROOT=\"${CLAUDE_PLUGIN_ROOT}\" . \"")
-        .and_then(|rest| rest.strip_suffix('"'))
-        .unwrap_or_else(|| panic!("a sourced launcher: {command}"));
-    let root = repo().to_string_lossy().into_owned();
-    let path = path.replace("${CLAUDE_PLUGIN_ROOT}", &root);
-    let meta = std::fs::metadata(&path).unwrap_or_else(|e| panic!("{path}: {e}"));
+    let path = command.replace("${CLAUDE_PLUGIN_ROOT}", "dist/claude");
+    let meta = std::fs::metadata(repo().join(&path)).unwrap_or_else(|e| panic!("{path}: {e}"));
     use std::os::unix::fs::PermissionsExt;
     assert!(
         meta.permissions().mode() & 0o111 != 0,
@@ -352,8 +363,20 @@ fn hooks_json_runs_the_launcher_as_a_stop_command_with_a_1800_second_timeout() {
     );
 }
 
-/// A copy of the plugin's hooks/ in a temporary plugin root whose name has a space,
-/// so no target/release build and no quoting accident can help the launcher.
+/// The clients and how each runs the command its hooks.json registers.
+const CLIENTS: [(&str, &str, &str); 3] = [
+    // Claude Code 2.1.330: exec form, the root substituted in `command`, no shell.
+    ("claude", "Stop", "${CLAUDE_PLUGIN_ROOT}"),
+    // Codex CLI 0.169.0: `${PLUGIN_ROOT}` substituted in the text, then `$SHELL -lc`.
+    ("codex", "Stop", "${PLUGIN_ROOT}"),
+    // Gemini CLI 0.61.0: `${extensionPath}` substituted, then `bash -c`.
+    ("gemini", "AfterAgent", "${extensionPath}"),
+];
+
+/// A copy of what a checkout holds for the launcher, in a temporary directory whose name
+/// has a space (so no target/release build and no quoting accident can help it): the
+/// launcher in `hooks/`, each client's plugin directory in `dist/<client>/`, and a
+/// `Cargo.toml` as a checkout has.
 struct PluginCopy {
     _tmp: tempfile::TempDir,
     root: PathBuf,
@@ -365,6 +388,13 @@ impl PluginCopy {
         let tmp = tempfile::tempdir().unwrap();
         let root = tmp.path().join("taskie plugin");
         crate::support::copy_tree(&repo().join("hooks"), &root.join("hooks"));
+        for (client, _, _) in CLIENTS {
+            crate::support::copy_tree(
+                &repo().join("dist").join(client).join("hooks"),
+                &root.join("dist").join(client).join("hooks"),
+            );
+        }
+        std::fs::write(root.join("Cargo.toml"), "[package]\nname = \"taskie\"\n").unwrap();
         let bin = tmp.path().join("bin");
         std::fs::create_dir_all(&bin).unwrap();
         PluginCopy {
@@ -374,9 +404,14 @@ impl PluginCopy {
         }
     }
 
-    /// Runs the hooks.json command line the way Claude Code does: through a shell,
-    /// with CLAUDE_PLUGIN_ROOT set, and PATH limited to the system directories plus
-    /// this copy's own bin dir.
+    /// Claude Code's plugin directory in this copy.
+    fn claude(&self) -> PathBuf {
+        self.root.join("dist/claude")
+    }
+
+    /// Runs the Claude plugin's registered command the way Claude Code does: as a
+    /// program (exec form), with CLAUDE_PLUGIN_ROOT set and substituted, and PATH limited
+    /// to the system directories plus this copy's own bin dir.
     fn run(&self, stdin: &str, env: &[(&str, &str)]) -> crate::support::Run {
         for dir in ["/usr/bin", "/bin"] {
             assert!(
@@ -384,16 +419,27 @@ impl PluginCopy {
                 "{dir}/taskie-hook exists, so this test cannot hide the binary"
             );
         }
-        let command = stop_hook()["command"].as_str().unwrap().to_owned();
-        let mut cmd = Command::new("/bin/sh");
-        cmd.arg("-c")
-            .arg(command)
-            .env("CLAUDE_PLUGIN_ROOT", &self.root);
+        let h = stop_hook();
+        let root = self.claude();
+        let program = h["command"]
+            .as_str()
+            .unwrap()
+            .replace("${CLAUDE_PLUGIN_ROOT}", root.to_str().unwrap());
+        let mut cmd = Command::new(program);
+        cmd.args(
+            h["args"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|a| a.as_str().unwrap()),
+        )
+        .env("CLAUDE_PLUGIN_ROOT", &root);
         self.launch(cmd, stdin, env)
     }
 
-    /// Runs the launcher as a program, the way a hook entry written by hand names it:
-    /// no CLAUDE_PLUGIN_ROOT, and a TASKIE_PLUGIN_ROOT inherited from elsewhere.
+    /// Runs the launcher of the checkout as a program, the way a hook entry written by
+    /// hand names it: no CLAUDE_PLUGIN_ROOT, and a TASKIE_PLUGIN_ROOT inherited from
+    /// elsewhere.
     fn run_program(&self, stdin: &str, env: &[(&str, &str)]) -> crate::support::Run {
         let mut cmd = Command::new(self.root.join("hooks/taskie-stop-hook"));
         cmd.env("TASKIE_PLUGIN_ROOT", "/nonexistent/elsewhere");
@@ -425,20 +471,98 @@ impl PluginCopy {
         child.wait_with_output().unwrap().into()
     }
 
-    /// Gives the copy a plugin manifest of version `version`.
+    /// Gives the Claude plugin of the copy a manifest of version `version`.
     fn set_version(&self, version: &str) {
-        std::fs::create_dir_all(self.root.join(".claude-plugin")).unwrap();
-        std::fs::write(
-            self.root.join(".claude-plugin/plugin.json"),
-            format!(r#"{{"name": "taskie", "version": "{version}"}}"#),
-        )
-        .unwrap();
+        for root in [self.claude(), self.root.clone()] {
+            std::fs::create_dir_all(root.join(".claude-plugin")).unwrap();
+            std::fs::write(
+                root.join(".claude-plugin/plugin.json"),
+                format!(r#"{{"name": "taskie", "version": "{version}"}}"#),
+            )
+            .unwrap();
+        }
     }
 
     fn link_hook_into(&self, dir: &Path) {
         std::fs::create_dir_all(dir).unwrap();
         std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_taskie-hook"), dir.join("taskie-hook"))
             .unwrap();
+    }
+}
+
+/// The shells a client may run a hook command through: Codex uses the user's login shell
+/// (`$SHELL -lc`), so any of these. Each must be installed; none is skipped.
+const SHELLS: [&str; 5] = ["sh", "dash", "bash", "zsh", "fish"];
+
+/// Every client's registered command, run the way that client runs it and, for those
+/// that go through a shell, through each of sh, dash, bash, zsh and fish as a login shell
+/// (`$SHELL -lc`, as Codex does): each time the launcher finds taskie-hook (in
+/// `~/.cargo/bin`, since a login shell's profile resets PATH), the review runs and the
+/// block is the one that client reads.
+#[test]
+fn every_clients_registered_command_runs_the_review_under_sh_dash_bash_zsh_and_fish() {
+    let plugin = PluginCopy::new();
+    let home = tempfile::tempdir().unwrap();
+    plugin.link_hook_into(&home.path().join(".cargo/bin"));
+    for (client, event, placeholder) in CLIENTS {
+        let h = client_hook(client, event);
+        let root = plugin.root.join("dist").join(client);
+        let command = h["command"]
+            .as_str()
+            .unwrap()
+            .replace(placeholder, root.to_str().unwrap());
+        let shells: Vec<Option<&str>> = if h.get("args").is_some() {
+            vec![None]
+        } else {
+            SHELLS.iter().copied().map(Some).collect()
+        };
+        for shell in shells {
+            let p = Project::new().plan("p").state(due("plan-review"));
+            let mut stop = json!({"hook_event_name": event, "cwd": p.root(), "session_id": "s"});
+            if client == "codex" {
+                stop["turn_id"] = json!("t");
+                stop["model"] = json!("gpt-5-codex");
+            }
+            let cmd = match shell {
+                None => Command::new(&command),
+                Some(name) => {
+                    let path = crate::support::shell(name);
+                    let mut c = Command::new(&path);
+                    c.arg("-lc").arg(&command).env("SHELL", &path);
+                    c
+                }
+            };
+            let reviewer = p.reviewer_path();
+            let run = plugin.launch(
+                cmd,
+                &stop.to_string(),
+                &[
+                    ("HOME", home.path().to_str().unwrap()),
+                    ("TASKIE_REVIEWER", reviewer.to_str().unwrap()),
+                ],
+            );
+            let what = format!("{client} through {}", shell.unwrap_or("no shell"));
+            assert_eq!(run.code, Some(0), "{what}: {}", run.stderr);
+            assert!(run.is_block(), "{what}: {} {}", run.stdout, run.stderr);
+            assert_eq!(p.reviewer_calls(), 1, "{what}");
+            let answer = run.answer();
+            if client == "claude" {
+                assert!(
+                    answer.get("hookSpecificOutput").is_some(),
+                    "{what}: {answer}"
+                );
+            } else {
+                assert_eq!(answer["decision"], "block", "{what}: {answer}");
+                // Told where the plugin is: the block names its copy of the action.
+                assert!(
+                    answer["reason"]
+                        .as_str()
+                        .unwrap()
+                        .contains(root.join("actions/post-plan-review.md").to_str().unwrap()),
+                    "{what}: {answer}"
+                );
+            }
+        }
     }
 }
 
@@ -466,6 +590,14 @@ fn the_launcher_without_taskie_hook_allows_with_the_install_command_and_exits_ze
     let quoted = format!("'{}'", plugin.root.canonicalize().unwrap().display());
     assert!(
         msg.contains(&format!("cargo install --locked --path {quoted}")),
+        "{msg}"
+    );
+    // A client's copy of the plugin (no checkout around it) names no directory that
+    // holds no sources.
+    std::fs::remove_file(plugin.root.join("Cargo.toml")).unwrap();
+    let msg = plugin.run(r#"{"hook_event_name":"Stop"}"#, &[]).message();
+    assert!(
+        msg.contains("cargo install --locked --path <a clone of the Taskie repository>"),
         "{msg}"
     );
 }
@@ -496,7 +628,7 @@ fn the_launcher_runs_taskie_hook_from_path_with_the_event_on_stdin() {
 }
 
 #[test]
-fn the_launcher_falls_back_to_the_plugins_own_release_build() {
+fn the_launcher_falls_back_to_the_checkouts_own_release_build() {
     let plugin = PluginCopy::new();
     plugin.link_hook_into(&plugin.root.join("target/release"));
     let run = plugin.run("{not json", &[]);

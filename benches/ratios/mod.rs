@@ -5,8 +5,8 @@
 //! runs made under the same load; the table shows the median of those paired ratios.
 //!
 //! Measures (target in brackets): a bound stop, `taskie-hook` run directly [1.5×]; the
-//! same stop as Claude Code runs it, the registered `hooks/hooks.json` command through
-//! `/bin/sh -c` [2.8×], beside two references: the client's shell alone (`/bin/sh -c true`,
+//! same stop as Claude Code runs it, the Claude plugin's registered command (the launcher,
+//! started with no shell: `dist/claude/hooks/hooks.json`) [2.8×], beside two references: the client's shell alone (`/bin/sh -c true`,
 //! the part no launcher can save) and the shell exec'ing the floor (`/bin/sh -c 'exec
 //! floor'`, one shell and one `exec` of a program that does nothing more); `taskie status`
 //! [3×] and a budgeted plan's stop [2×] with 20 MiB of event logs; the hook's overhead
@@ -377,18 +377,26 @@ pub fn run(r: &Ratios) {
         })
         .collect();
     let repo = PathBuf::from(env!("CARGO_MANIFEST_DIR"));
-    let hooks: String = fs::read_to_string(repo.join("hooks/hooks.json")).expect("hooks.json");
-    let registered = hooks
-        .lines()
-        .find(|l| l.contains("\"command\"") && l.contains("CLAUDE_PLUGIN_ROOT"))
-        .and_then(|l| {
-            l.split_once(": ")
-                .map(|(_, v)| v.trim().trim_end_matches(',').to_string())
-        })
-        .expect("the Stop command of hooks.json");
-    // A JSON string: unescape the quotes it holds.
-    let registered = registered[1..registered.len() - 1].replace("\\\"", "\"");
-    println!("registered command: {registered}");
+    // The Claude Code plugin's Stop entry: exec form, a program and its arguments, started
+    // with no shell (docs/hosts.md).
+    let plugin = repo.join("dist/claude");
+    let hooks: serde_json::Value = serde_json::from_str(
+        &fs::read_to_string(plugin.join("hooks/hooks.json"))
+            .expect("the Claude plugin's hooks.json"),
+    )
+    .expect("hooks.json is JSON");
+    let entry = &hooks["hooks"]["Stop"][0]["hooks"][0];
+    let registered = entry["command"]
+        .as_str()
+        .expect("the Stop command of hooks.json")
+        .replace("${CLAUDE_PLUGIN_ROOT}", &plugin.to_string_lossy());
+    let registered_args: Vec<String> = entry["args"]
+        .as_array()
+        .expect("exec form: args")
+        .iter()
+        .map(|a| a.as_str().expect("an argument").to_owned())
+        .collect();
+    println!("registered command: {registered} {registered_args:?}");
     let path = &paths[0];
 
     let small_state = small.join(".taskie/plans").join(TARGET).join("state.json");
@@ -412,7 +420,10 @@ pub fn run(r: &Ratios) {
     };
 
     let mut m_bound = Measure::new("bound stop, taskie-hook direct (1 plan)", 1.5);
-    let mut m_sh = Measure::new("bound stop, the hooks.json command through /bin/sh -c", 2.8);
+    let mut m_sh = Measure::new(
+        "bound stop, the Claude plugin's hooks.json command (the launcher, no shell)",
+        2.8,
+    );
     // What the client's own shell costs before any of Taskie runs: the part of the line
     // above that no launcher can save (a dynamically linked sh).
     let mut m_shell = Measure::new(
@@ -502,14 +513,13 @@ pub fn run(r: &Ratios) {
             }
 
             let f = floor_once(&small, &bound_event);
-            let mut sh = Command::new("/bin/sh");
-            sh.arg("-c")
-                .arg(&registered)
+            let mut sh = Command::new(&registered);
+            sh.args(&registered_args)
                 .current_dir(&small)
                 .env_clear()
                 .env("PATH", &paths[b])
                 .env("HOME", base)
-                .env("CLAUDE_PLUGIN_ROOT", &repo)
+                .env("CLAUDE_PLUGIN_ROOT", &plugin)
                 .env("CLAUDE_PROJECT_DIR", &small);
             let v = run_once(&mut sh, Some(&bound_event), empty, "registered command");
             if keep {

@@ -17,9 +17,10 @@ renice -n -20 $$ >/dev/null 2>&1 || true
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-mkdir -p "$tmp/work" "$tmp/native" "$tmp/h-npm" "$tmp/h-none" "$tmp/h-dev" "$tmp/plugin" "$tmp/dev"
-cp -R "$root/hooks" "$root/.claude-plugin" "$tmp/plugin/"
-cp -R "$root/hooks" "$root/.claude-plugin" "$tmp/dev/"
+mkdir -p "$tmp/work" "$tmp/native" "$tmp/h-npm" "$tmp/h-none" "$tmp/h-dev" "$tmp/plugin" "$tmp/dev/dist"
+# The Claude Code plugin as the client installs it, and as it runs from a checkout.
+cp -R "$root/dist/claude/." "$tmp/plugin/"
+cp -R "$root/dist/claude" "$tmp/dev/dist/"
 mkdir -p "$tmp/dev/target/release"
 ln -s "$rel/taskie-hook" "$tmp/native/taskie-hook"
 ln -s "$rel/taskie-hook" "$tmp/dev/target/release/taskie-hook"
@@ -31,7 +32,7 @@ NPM_CONFIG_USERCONFIG=/dev/null npm install -g --offline --prefix "$tmp/h-npm/.n
 npm_bin=$tmp/h-npm/.npm-global/bin
 
 L=$tmp/plugin/hooks/taskie-stop-hook
-D=$tmp/dev/hooks/taskie-stop-hook
+D=$tmp/dev/dist/claude/hooks/taskie-stop-hook
 e="env -i HOME=$tmp/h-none PATH=/usr/bin:/bin"
 # The launchers that look things up once keep the answer; warm those caches first.
 $e HOME="$tmp/h-dev" "$D" </dev/null >/dev/null

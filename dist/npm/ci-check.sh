@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # CI for the npm distribution (docs/distribution.md): packs the tarballs with
 # dist/npm/pack.sh, installs them with npm into temporary prefixes with no cargo on
-# PATH, and runs taskie, taskie-hook and the plugin's launcher hooks/taskie-stop-hook.
+# PATH, and runs taskie, taskie-hook and the Claude plugin's launcher (dist/claude/hooks/).
 #
 #   bash dist/npm/ci-check.sh [--bin-dir DIR]
 # --bin-dir packs binaries already built into DIR instead of building the release ones.
@@ -132,10 +132,11 @@ check "no platform package: its answer is one systemMessage naming npm install -
 check "no platform package: taskie exits 1 (rc $rc)" test "$rc" = 1
 
 # --- 4. the plugin's launcher ------------------------------------------------------------
-# A copy of the plugin without target/, so only the npm install can serve it.
+# A copy of the Claude Code plugin as the client installs it (no checkout around it, so
+# no target/): only the npm install can serve it.
 plugin=$tmp/plugin
 mkdir -p "$plugin"
-cp -R "$root/hooks" "$root/.claude-plugin" "$plugin/"
+cp -R "$root/dist/claude/." "$plugin/"
 launcher=$plugin/hooks/taskie-stop-hook
 event='{"session_id":"ci-1","hook_event_name":"Stop","cwd":"'$tmp/work'"}'
 

@@ -1,5 +1,5 @@
-//! Which agent CLI is calling (SPEC §20): told by the event itself, so one launcher and
-//! one `hooks/hooks.json` serve all three and no user has to set anything.
+//! Which agent CLI is calling (SPEC §20): told by the event itself, so one launcher and one
+//! taskie-hook serve all three and no user has to set anything.
 
 use crate::env::Var;
 use crate::hook::input::Event;

@@ -19,13 +19,22 @@ struct PluginManifest {
     version: String,
 }
 
-/// The plugin's version, from `<root>/.claude-plugin/plugin.json`.
+/// Where each client's copy of the plugin keeps its version (dist/hosts/generate.sh
+/// writes all three from the crate's).
+const MANIFESTS: [&str; 3] = [
+    ".claude-plugin/plugin.json",
+    ".codex-plugin/plugin.json",
+    "gemini-extension.json",
+];
+
+/// The plugin's version, from the first client manifest `root` holds.
 fn plugin_version(root: &Path) -> Option<String> {
-    let bytes = crate::store::fs::read_regular(&root.join(".claude-plugin/plugin.json"), 64 * 1024)
-        .ok()??;
-    serde_json::from_slice::<PluginManifest>(&bytes)
-        .ok()
-        .map(|m| m.version)
+    MANIFESTS.iter().find_map(|m| {
+        let bytes = crate::store::fs::read_regular(&root.join(m), 64 * 1024).ok()??;
+        serde_json::from_slice::<PluginManifest>(&bytes)
+            .ok()
+            .map(|m| m.version)
+    })
 }
 
 /// Where the once-per-session markers live: `$XDG_CACHE_HOME/taskie/notices`, else
@@ -94,5 +103,26 @@ fn forget_old_markers(dir: &Path) {
         if old {
             let _ = std::fs::remove_file(&path);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_version_is_read_from_whichever_clients_manifest_the_plugin_holds() {
+        for manifest in MANIFESTS {
+            let dir = tempfile::tempdir().unwrap();
+            let path = dir.path().join(manifest);
+            std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+            std::fs::write(&path, r#"{"name": "taskie", "version": "9.8.7"}"#).unwrap();
+            assert_eq!(
+                plugin_version(dir.path()).as_deref(),
+                Some("9.8.7"),
+                "{manifest}"
+            );
+        }
+        assert_eq!(plugin_version(tempfile::tempdir().unwrap().path()), None);
     }
 }

@@ -615,3 +615,18 @@ impl Run {
         &self.stderr
     }
 }
+
+/// The path of the shell `name` (sh, dash, bash, zsh, fish): the hook commands are proven
+/// under each, so a missing one fails the test, naming it, rather than skipping it.
+pub fn shell(name: &str) -> PathBuf {
+    ["/bin", "/usr/bin", "/usr/local/bin"]
+        .iter()
+        .map(|d| Path::new(d).join(name))
+        .find(|p| p.is_file())
+        .unwrap_or_else(|| {
+            panic!(
+                "{name} is not installed, and the hook commands must be proven under it: \
+                 install it (Debian: apt-get install -y zsh fish; .ci/run does this)"
+            )
+        })
+}
