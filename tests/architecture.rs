@@ -422,3 +422,25 @@ fn the_test_support_allows_no_dead_code() {
         .collect();
     assert!(allowing.is_empty(), "{allowing:?}");
 }
+
+/// The slow tier (tests/e2e/main.rs) runs every module of the fast tier again at full
+/// strength, so a module added to one crate must be in the other.
+#[test]
+fn fast_tier_modules_are_all_in_the_slow_tier() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests");
+    let modules = |file: &str| -> Vec<String> {
+        std::fs::read_to_string(root.join(file))
+            .unwrap()
+            .lines()
+            .filter_map(|l| l.strip_prefix("mod ")?.strip_suffix(';'))
+            .filter(|m| *m != "support")
+            .map(str::to_owned)
+            .collect()
+    };
+    let slow = modules("e2e/main.rs");
+    let missing: Vec<String> = modules("main.rs")
+        .into_iter()
+        .filter(|m| !slow.contains(m))
+        .collect();
+    assert!(missing.is_empty(), "add to tests/e2e/main.rs: {missing:?}");
+}

@@ -511,7 +511,7 @@ const REVIEWER_WITH_CHILD: &str = "sleep 1000 &\necho $! > \"$here/grandchild-$$
 #[cfg(debug_assertions)]
 #[test]
 fn no_process_outlives_a_kill_aimed_at_the_reviewer_start() {
-    let rounds = 150 * scale();
+    let rounds = rounds(150);
     let mut kills = 0;
     for point in ["after-guardian-start", "after-reviewer-spawn"] {
         for round in 0..rounds {
@@ -544,7 +544,7 @@ fn no_process_outlives_a_kill_aimed_at_the_reviewer_start() {
 /// a child of its own): from before the first member starts to while all of them run.
 #[test]
 fn no_process_outlives_a_random_kill_of_a_panel_of_three_kinds() {
-    let rounds = 300 * scale();
+    let rounds = rounds(300);
     for round in 0..rounds {
         let p = Project::new().plan("p").state(json!({
             "next_phase": "plan-review", "phase_iteration": 0,

@@ -31,6 +31,12 @@ const BINARY_CASES: u32 = 96;
 const PURE_CASES: u32 = 4096;
 
 fn config(cases: u32) -> ProptestConfig {
+    // The fast tier runs an eighth of the cases; the slow tier (the `e2e` crate) all of them.
+    let cases = if crate::SLOW_TIER {
+        cases
+    } else {
+        cases.div_ceil(8)
+    };
     ProptestConfig {
         cases: cases.saturating_mul(scale()),
         // Failures found here are copied into tests/corpus/ by hand, as regular tests.
@@ -42,11 +48,7 @@ fn config(cases: u32) -> ProptestConfig {
 /// `TASKIE_TEST_SCALE=<n>` multiplies every case count, for long local runs (see
 /// docs/reliability.md); CI runs with 1.
 fn scale() -> u32 {
-    std::env::var("TASKIE_TEST_SCALE")
-        .ok()
-        .and_then(|v| v.parse().ok())
-        .filter(|n| *n >= 1)
-        .unwrap_or(1)
+    u32::try_from(crate::support::processes::scale()).unwrap_or(u32::MAX)
 }
 
 // ---------------------------------------------------------------------------------------

@@ -153,7 +153,7 @@ fn trace(what: &str, path: &Path) {
 /// microseconds, and proving crash consistency there is the point. `panic:<point>:<file
 /// name>` panics there instead, to prove that a panic never reaches the user
 /// (tests/hook.rs). `mark:<point>:<file name>` only announces it and goes on, so a test can
-/// aim kills at the instants that follow (tests/kill_soak.rs). `slow:<point>:<file name>`
+/// aim kills at the instants that follow (tests/e2e/kill_soak.rs). `slow:<point>:<file name>`
 /// makes that step take 300 ms longer, so a test can tell what waits for it. Several
 /// directives may be given, separated by commas. Compiled only with debug assertions, as
 /// `cargo test` builds the binaries; a release build ignores the variable

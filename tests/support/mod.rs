@@ -1,14 +1,7 @@
 //! The shared builder for integration tests: a real temporary project, the real
 //! binaries, and a fake reviewer script selected through `TASKIE_REVIEWER`.
 
-pub mod claude_cli;
-pub mod claude_user;
-pub mod fake_api;
-pub mod fake_gemini;
-pub mod fake_openai;
-pub mod http;
 pub mod processes;
-pub mod scripted_model;
 pub mod vendors;
 
 use assert_cmd::Command;

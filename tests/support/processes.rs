@@ -206,7 +206,19 @@ pub fn tree(dir: &Path) -> Vec<String> {
     out
 }
 
-/// Multiplies the kill counts for long local soaks (docs/reliability.md).
+/// How many rounds a soak runs: `full` in the slow tier (the `e2e` test crate), a tenth of
+/// it (at least one) in the fast `cargo test`, and either multiplied by
+/// `TASKIE_TEST_SCALE` for long local soaks (docs/reliability.md).
+pub fn rounds(full: usize) -> usize {
+    let base = if crate::SLOW_TIER {
+        full
+    } else {
+        full.div_ceil(10)
+    };
+    base * scale()
+}
+
+/// `TASKIE_TEST_SCALE=<n>`: multiplies every soak's rounds and every property's cases.
 pub fn scale() -> usize {
     std::env::var("TASKIE_TEST_SCALE")
         .ok()

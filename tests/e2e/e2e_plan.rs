@@ -1,7 +1,7 @@
 //! One whole plan, end to end, in the real Claude Code (the pinned CLI): the plugin
 //! installed as the README says into a throwaway HOME, our fake Messages API on
 //! 127.0.0.1, the real `claude -p` as the reviewer, and a scripted model
-//! (tests/support/scripted_model.rs) that acts only on the text it receives. One plan goes
+//! (tests/e2e/support/scripted_model.rs) that acts only on the text it receives. One plan goes
 //! from `/taskie:new-plan` to `complete` through every review cycle, across new sessions,
 //! a second session on its own plan, and a CLI killed while a review runs.
 //! docs/claude-code.md records what this proves.
