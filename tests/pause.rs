@@ -263,3 +263,28 @@ fn with_one_kind_there_is_no_failover_and_a_failure_is_counted_as_before() {
     );
     assert_eq!(failures(&p.state_json()), 1);
 }
+
+/// 'İ' grows and 'ẞ' shrinks when lower-cased: an index found in a lower-cased copy of
+/// these words and used on the original sliced into 'é', and the hook panicked (an
+/// internal-error allow: the run's cost unrecorded, no failure counted).
+#[test]
+fn a_usage_limit_text_with_case_changing_letters_is_read_never_a_crash() {
+    const UNREADABLE: &str = r#"{"is_error":true,"api_error_status":429,"api_error":"usage_limit_reached",
+        "result":"İresets é5pm (UTC)","total_cost_usd":0.03}"#;
+    let p = plan_at(json!({}), NOW).reviewer(&Fake::fail().shape(Shape::Raw(UNREADABLE)).exit(1));
+    let msg = p.stop().message();
+    assert!(!msg.contains("internal error"), "{msg}");
+    assert_eq!(
+        failures(&p.state_json()),
+        1,
+        "a limit without a readable reset is a failure"
+    );
+    let spend: Value = serde_json::from_str(&p.read("spend.json")).unwrap();
+    assert_eq!(spend["plan"]["cost_usd"], 0.03, "{spend}");
+
+    const READABLE: &str = r#"{"is_error":true,"api_error_status":429,"api_error":"usage_limit_reached",
+        "result":"İİ: You've hit your 5-hour limit · resets 12:14pm (UTC)"}"#;
+    let p = plan_at(json!({}), NOW).reviewer(&Fake::fail().shape(Shape::Raw(READABLE)).exit(1));
+    p.stop();
+    assert_eq!(p.state_json()["paused_until"], "2026-11-24T12:15:00Z");
+}

@@ -845,3 +845,125 @@ fn iteration_counts_near_u64_max_end_the_cycle_without_hanging() {
     assert!(msg.contains("max_reviews"), "no review #{max} again: {msg}");
     assert_eq!(q.reviewer_calls(), 1);
 }
+
+// ---------------------------------------------------------------------------------------
+// The usage-limit parsers (SPEC §22): whatever text a reviewer answers with
+// ---------------------------------------------------------------------------------------
+
+/// Text around the words the limit parsers look for: arbitrary Unicode, letters whose
+/// lower case has another length ('İ' grows, 'ẞ' and 'Ⱥ' shrink), the parsers' own
+/// keywords, dates, hours and zones, in any order.
+fn limit_words() -> impl Strategy<Value = String> {
+    let piece = prop_oneof![
+        any::<String>(),
+        ".{0,4}",
+        prop::sample::select(vec![
+            "İ",
+            "ẞ",
+            "Ⱥ",
+            "ı",
+            "K",
+            "é",
+            "·",
+            "\u{2019}",
+            " ",
+            "resets ",
+            "RESETS ",
+            "try again at ",
+            "Try Again At ",
+            "usage limit",
+            "Suggested retry after ",
+            "retry after ",
+            "Nov 26, ",
+            "nov 24th, 2026 ",
+            "Dec 30, 9998 ",
+            "5",
+            "12",
+            ":44",
+            ":5",
+            "am",
+            "PM",
+            "pm ",
+            " (UTC)",
+            " (Asia/Kolkata)",
+            " (Mars/Olympus)",
+            "(",
+            ")",
+            "s.",
+            "3600",
+            "1e400",
+            "0.5",
+            "9999999999999999999",
+            ".",
+        ])
+        .prop_map(str::to_owned),
+    ];
+    prop::collection::vec(piece, 0..12).prop_map(|p| p.concat())
+}
+
+/// "Now": the usual, the far ends of the calendar, and any second at all.
+fn any_now() -> impl Strategy<Value = i64> {
+    prop_oneof![
+        Just(1_795_514_400i64),
+        -377_705_116_800i64..=253_402_300_799,
+        any::<i64>(),
+    ]
+}
+
+proptest! {
+    #![proptest_config(config(PURE_CASES))]
+
+    /// Every parser that reads a usage limit or a reset time, and every kind's reading of
+    /// a failed run that carries one, takes any text without a panic: a panic in the hook
+    /// is an internal-error allow that loses the run's cost and counts no failure.
+    #[test]
+    fn no_limit_parser_panics_on_any_text(words in limit_words(), now in any_now()) {
+        use taskie::model::reviewers::{Kind, Reviewer};
+        use taskie::reviewer::{codex, gemini, kinds, limit, result::CliResult};
+        use jiff::tz::TimeZone;
+        let kolkata = TimeZone::get("Asia/Kolkata").unwrap();
+        for zone in [None, Some(TimeZone::UTC), Some(kolkata.clone())] {
+            let _ = limit::claude_reset(&words, now, &|_| zone.clone());
+        }
+        for local in [TimeZone::UTC, kolkata] {
+            let _ = limit::codex_reset(&words, now, &local);
+        }
+        let _ = limit::gemini_reset(&words, now);
+        let _ = (limit::is_codex_usage_limit(&words), limit::is_gemini_usage_limit(&words));
+        for kind in [Kind::Claude, Kind::Codex, Kind::Gemini] {
+            let _ = limit::reset(kind, &words, now);
+            let reviewer = Reviewer { kind, model: "m".into() };
+            let _ = kinds::limited(&words, 1).usage_limit(&words).concluded(&reviewer, "log", now);
+            let _ = kinds::reported(&words, 1).concluded(&reviewer, "log", now);
+        }
+        let quoted = serde_json::to_string(&words).unwrap();
+        let claude = format!(
+            r#"{{"is_error":true,"api_error_status":429,"api_error":"usage_limit_reached","result":{quoted}}}"#
+        );
+        let r = CliResult::parse(claude.as_bytes()).unwrap();
+        prop_assert!(r.is_usage_limit());
+        let _ = (r.failure(), r.is_rate_limit());
+        let turn = format!(r#"{{"type":"turn.failed","error":{{"message":{quoted}}}}}"#);
+        let _ = codex::Events::parse(turn.as_bytes()).said(1, words.as_bytes());
+        let error = format!(r#"{{"error":{{"message":{quoted},"code":429}}}}"#);
+        let _ = gemini::Output::parse(b"", error.as_bytes()).said(173, error.as_bytes());
+    }
+}
+
+/// The texts that made the hook panic (a lower-cased copy searched, the original sliced
+/// at that index): read, never a crash.
+#[test]
+fn usage_limit_texts_with_case_changing_letters_are_read_without_a_panic() {
+    use taskie::reviewer::limit;
+    let now = 1_795_514_400;
+    let utc = |_: &str| Some(jiff::tz::TimeZone::UTC);
+    assert_eq!(limit::claude_reset("İresets é5pm (UTC)", now, &utc), None);
+    assert_eq!(
+        limit::claude_reset("ẞẞẞẞẞẞẞẞresets 5pm (UTC)", now, &utc),
+        Some(now + 7 * 3600 + 60)
+    );
+    assert_eq!(
+        limit::codex_reset("İİİtry again at é", now, &jiff::tz::TimeZone::UTC),
+        None
+    );
+}

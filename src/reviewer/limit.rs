@@ -26,13 +26,12 @@ pub fn reset(kind: Kind, words: &str, now: i64) -> Option<i64> {
 
 /// Whether codex's words are its usage-limit answer (not a plain 429 it gave up on).
 pub fn is_codex_usage_limit(words: &str) -> bool {
-    let lower = words.to_lowercase();
-    lower.contains("usage limit") && lower.contains("try again at")
+    end_of(words, "usage limit").is_some() && end_of(words, "try again at").is_some()
 }
 
 /// Whether gemini's error is a quota with a stated delay (a 429 it did not retry).
 pub fn is_gemini_usage_limit(words: &str) -> bool {
-    words.to_lowercase().contains("suggested retry after")
+    end_of(words, "suggested retry after").is_some()
 }
 
 /// `resets [<Mon> <d>, ]<h>[:<mm>]<am|pm> (<zone>)`. A zone this machine does not know is
@@ -40,8 +39,7 @@ pub fn is_gemini_usage_limit(words: &str) -> bool {
 /// the plan never waits longer than the limit lasts (a review tried too early pauses
 /// again, at no cost).
 pub fn claude_reset(words: &str, now: i64, zone: &dyn Fn(&str) -> Option<TimeZone>) -> Option<i64> {
-    let at = words.to_lowercase().find("resets ")? + "resets ".len();
-    let rest = &words[at..];
+    let rest = &words[end_of(words, "resets ")?..];
     let (when, rest) = wall_clock(rest)?;
     let name = rest
         .trim_start()
@@ -56,16 +54,13 @@ pub fn claude_reset(words: &str, now: i64, zone: &dyn Fn(&str) -> Option<TimeZon
 
 /// `try again at [<Mon> <d>th, <yyyy> ]<h>:<mm> <AM|PM>` in the machine's zone (`local`).
 pub fn codex_reset(words: &str, now: i64, local: &TimeZone) -> Option<i64> {
-    let at = words.to_lowercase().find("try again at ")? + "try again at ".len();
-    let (when, _) = wall_clock(&words[at..])?;
+    let (when, _) = wall_clock(&words[end_of(words, "try again at ")?..])?;
     when.instant(now, local)
 }
 
 /// `Suggested retry after <n>s`.
 pub fn gemini_reset(words: &str, now: i64) -> Option<i64> {
-    let lower = words.to_lowercase();
-    let at = lower.find("retry after ")? + "retry after ".len();
-    let digits: String = lower[at..]
+    let digits: String = words[end_of(words, "retry after ")?..]
         .chars()
         .take_while(|c| c.is_ascii_digit() || *c == '.')
         .collect();
@@ -136,8 +131,7 @@ const MONTHS: [&str; 12] = [
 fn wall_clock(text: &str) -> Option<(WallClock, &str)> {
     let mut rest = text.trim_start();
     let mut date = None;
-    let lower = rest.to_lowercase();
-    if let Some(m) = MONTHS.iter().position(|m| lower.starts_with(m)) {
+    if let Some(m) = MONTHS.iter().position(|m| starts_with(rest, m)) {
         let after = rest.split_once(' ')?.1.trim_start();
         let (day, after) = number(after)?;
         let after = after.trim_start_matches(|c: char| c.is_ascii_alphabetic());
@@ -163,10 +157,9 @@ fn wall_clock(text: &str) -> Option<(WallClock, &str)> {
         None => (0, after),
     };
     let after = after.trim_start();
-    let lower = after.to_lowercase();
-    let pm = if lower.starts_with("pm") {
+    let pm = if starts_with(after, "pm") {
         true
-    } else if lower.starts_with("am") {
+    } else if starts_with(after, "am") {
         false
     } else {
         return None;
@@ -183,6 +176,26 @@ fn wall_clock(text: &str) -> Option<(WallClock, &str)> {
         },
         &after[2..],
     ))
+}
+
+/// The index in `text` just past the first occurrence of `word` (ASCII), in any case.
+/// Found in `text` itself, never in a lower-cased copy: lower-casing changes lengths ('İ'
+/// grows to three bytes, 'ẞ' shrinks to two), so a copy's index points elsewhere in the
+/// original, or into the middle of a character. An ASCII byte is never part of another
+/// character in UTF-8, so the index is always a character boundary.
+fn end_of(text: &str, word: &str) -> Option<usize> {
+    debug_assert!(word.is_ascii() && !word.is_empty());
+    text.as_bytes()
+        .windows(word.len())
+        .position(|w| w.eq_ignore_ascii_case(word.as_bytes()))
+        .map(|i| i + word.len())
+}
+
+/// Whether `text` starts with `word` (ASCII), in any case.
+fn starts_with(text: &str, word: &str) -> bool {
+    text.as_bytes()
+        .get(..word.len())
+        .is_some_and(|head| head.eq_ignore_ascii_case(word.as_bytes()))
 }
 
 /// Leading decimal digits (at most 4) as a number, and the text after them.
@@ -306,5 +319,34 @@ mod tests {
             "You have exhausted your daily quota on this model."
         ));
         assert_eq!(gemini_reset("Resource exhausted: fake 429", NOW), None);
+    }
+
+    /// 'İ' lower-cases to three bytes, 'ẞ' to two: an index found in a lower-cased copy
+    /// pointed elsewhere in the original, into the middle of 'é' (a panic) or past the
+    /// hour (a reset misread).
+    #[test]
+    fn case_changing_letters_before_the_reset_neither_panic_nor_move_the_reading() {
+        let utc = |w: &str| claude_reset(w, NOW, &known).map(stamp);
+        assert_eq!(utc("İresets é5pm (UTC)"), None);
+        assert_eq!(
+            utc("ẞẞẞẞẞẞẞẞresets 5pm (UTC)").as_deref(),
+            Some("2026-11-24T17:01:00Z")
+        );
+        assert_eq!(
+            utc("İİ: you've hit your 5-hour limit · resets 5:44pm (UTC)").as_deref(),
+            Some("2026-11-24T17:45:00Z")
+        );
+        assert_eq!(
+            utc("RESETS NOV 26, 11:13PM (UTC)").as_deref(),
+            Some("2026-11-26T23:14:00Z")
+        );
+        assert_eq!(codex_reset("İİİtry again at é", NOW, &TimeZone::UTC), None);
+        let t = codex_reset("İstanbul: try again at 11:27 PM.", NOW, &TimeZone::UTC);
+        assert_eq!(stamp(t.unwrap()), "2026-11-24T23:28:00Z");
+        assert_eq!(gemini_reset("ẞİ retry after 60s", NOW), Some(NOW + 60));
+        assert!(is_codex_usage_limit(
+            "İ You\u{2019}ve hit your USAGE LIMIT. Try again at 1 PM"
+        ));
+        assert!(is_gemini_usage_limit("İ Suggested Retry After 5s"));
     }
 }
