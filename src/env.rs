@@ -26,6 +26,8 @@ pub enum Var {
     Term,
     XdgCacheHome,
     Home,
+    /// Where the dry run looks for a reviewer program, as the spawn would.
+    Path,
     /// Test builds only: hold the hook at a named point (`store/atomic.rs`).
     TestPauseAt,
     /// Test builds only: the time (Unix seconds) the usage-limit pause takes as now
@@ -56,6 +58,7 @@ impl Var {
             Var::Term => "TERM",
             Var::XdgCacheHome => "XDG_CACHE_HOME",
             Var::Home => "HOME",
+            Var::Path => "PATH",
             Var::TestPauseAt => "TASKIE_TEST_PAUSE_AT",
             Var::TestNow => "TASKIE_TEST_NOW",
         }
@@ -92,6 +95,7 @@ impl Var {
             Var::Term => "dumb: no colour",
             Var::XdgCacheHome => "where the version notice remembers sessions",
             Var::Home => "~/.cache when XDG_CACHE_HOME is unset",
+            Var::Path => "where a reviewer program given by name is looked up",
             Var::TestPauseAt => "test builds only",
             Var::TestNow => "test builds only: the Unix time the usage-limit pause takes as now",
         }
@@ -114,7 +118,7 @@ impl Var {
     fn in_help(self) -> bool {
         !matches!(
             self,
-            Var::Home | Var::TestPauseAt | Var::TestNow | Var::NoColor | Var::Term
+            Var::Home | Var::Path | Var::TestPauseAt | Var::TestNow | Var::NoColor | Var::Term
         )
     }
 

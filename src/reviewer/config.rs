@@ -96,7 +96,7 @@ impl Config {
     /// The file `kind`'s program would start as, for a reviewer run from `dir` (a path is
     /// taken from `dir`, a name looked up on PATH); `None` when it would not start.
     pub fn locate(&self, kind: Kind, dir: &Path) -> Option<PathBuf> {
-        which::which_in(self.program(kind), std::env::var_os("PATH"), dir).ok()
+        which::which_in(self.program(kind), Var::Path.raw(), dir).ok()
     }
 
     /// Said when the review may outlast the hook itself: the client would end the hook
