@@ -140,3 +140,40 @@ fn taskie_validate_refuses_a_ledger_that_is_a_directory_or_a_link_out_of_taskie(
     );
     assert!(err.contains("files taskie cannot use"), "{err}");
 }
+
+#[test]
+fn the_ids_header_keeps_every_byte_of_a_review_over_32_mib_that_is_not_utf8() {
+    // The reviewer writes 40 MiB with bytes that are not UTF-8, and reports two findings.
+    let p = Project::new().plan("p").state(due("plan-review")).reviewer(
+        &Fake::fail()
+            .file(None)
+            .shape(Shape::Review {
+                verdict: "FAIL",
+                summary: "Two problems.",
+                findings: &["Step 2 has no test", "The name is unclear"],
+            })
+            .extra(
+                "{ printf '# Review\\n\\377\\376\\n'; head -c 41943040 /dev/zero | tr '\\0' x; \
+                 printf '\\nVERDICT: FAIL\\n'; } > \"$path\"",
+            ),
+    );
+    let review = p.plan_dir().join("plan-review-1.md");
+    let run = p.stop();
+    assert!(
+        run.reason().contains("- F1: Step 2 has no test"),
+        "{}",
+        run.stdout
+    );
+    let bytes = std::fs::read(&review).unwrap();
+    let header = "> Finding ids (answer each in the post-review, e.g. `F1: fixed — how`):\n\
+                  > - F1: Step 2 has no test\n> - F2: The name is unclear\n\n";
+    assert!(bytes.starts_with(header.as_bytes()));
+    let body = &bytes[header.len()..];
+    assert!(
+        body.starts_with(b"# Review\n\xff\xfe\nxxx"),
+        "{:?}",
+        &body[..16]
+    );
+    assert_eq!(body.len(), 9 + 3 + 41_943_040 + 15);
+    assert!(body.ends_with(b"x\nVERDICT: FAIL\n"));
+}

@@ -245,21 +245,14 @@ pub fn all_unavailable(unavailable: &[(Reviewer, kinds::Failure, String)], now: 
 }
 
 /// Puts the ids the ledger gave this review's new findings at the top of the review file
-/// (SPEC §21), so the agent answers them by id. Nothing when there are none.
+/// (SPEC §21), so the agent answers them by id. Nothing when there are none. The review
+/// keeps every byte it had, whatever its size or encoding.
 pub fn ids_header(review_path: &Path, added: &[(String, String)]) -> std::io::Result<()> {
     if added.is_empty() {
         return Ok(());
     }
-    let body = log::read_bounded(review_path).unwrap_or_default();
-    // A failover header stays the first line.
-    let (failover, body) = match body.split_once("\n\n") {
-        Some((head, rest)) if head.starts_with("> Failover:") => {
-            (format!("{head}\n\n"), rest.to_string())
-        }
-        _ => (String::new(), body),
-    };
-    let mut text = failover;
-    text.push_str("> Finding ids (answer each in the post-review, e.g. `F1: fixed — how`):\n");
+    let mut text =
+        String::from("> Finding ids (answer each in the post-review, e.g. `F1: fixed — how`):\n");
     for (id, finding) in added {
         text.push_str(&format!(
             "> - {id}: {}\n",
@@ -267,8 +260,32 @@ pub fn ids_header(review_path: &Path, added: &[(String, String)]) -> std::io::Re
         ));
     }
     text.push('\n');
-    text.push_str(&body);
-    atomic::replace(review_path, text.as_bytes())
+    // A failover header stays the first paragraph.
+    atomic::insert(
+        review_path,
+        failover_header_len(review_path)?,
+        text.as_bytes(),
+    )
+}
+
+/// The length of the failover header that starts the review file (its paragraph and the
+/// blank line after it), 0 when there is none. It is ours and one line: the start of the
+/// file is enough to find its end.
+fn failover_header_len(review_path: &Path) -> std::io::Result<u64> {
+    use std::io::Read;
+    let mut start = Vec::new();
+    match crate::store::fs::open_regular(review_path, crate::store::fs::Open::Read) {
+        Ok(f) => f.take(64 * 1024).read_to_end(&mut start)?,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
+        Err(e) => return Err(e),
+    };
+    if !start.starts_with(b"> Failover:") {
+        return Ok(0);
+    }
+    Ok(start
+        .windows(2)
+        .position(|w| w == b"\n\n")
+        .map_or(0, |at| at as u64 + 2))
 }
 
 /// Puts the failover header at the top of the review file (SPEC §22): who reviewed, who
@@ -277,12 +294,11 @@ pub fn header(review_path: &Path, failover: &Failover) -> std::io::Result<()> {
     if !failover.happened() {
         return Ok(());
     }
-    let body = log::read_bounded(review_path).unwrap_or_default();
     let text = format!(
-        "> Failover: {}.\n\n{body}",
+        "> Failover: {}.\n\n",
         failover.sentence().replace('\n', " ")
     );
-    atomic::replace(review_path, text.as_bytes())
+    atomic::insert(review_path, 0, text.as_bytes())
 }
 
 /// The command line of review `due`'s first reviewer, its prompt passed through

@@ -79,11 +79,51 @@ impl Pending {
     }
 }
 
+/// Inserts `bytes` into the file at `path` at byte offset `at`, keeping every byte it held,
+/// whatever its size and whether or not it is text: the file is streamed into the new one,
+/// never read whole, and the new file replaces it (as [`replace`] does) only when it holds
+/// all of the old one. A missing file becomes `bytes`.
+pub fn insert(path: &Path, at: u64, bytes: &[u8]) -> io::Result<()> {
+    let (mut old, len) =
+        match crate::store::fs::open_regular_sized(path, crate::store::fs::Open::Read) {
+            Ok(opened) => opened,
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return replace(path, bytes),
+            Err(e) => return Err(e),
+        };
+    rewrite_with(
+        path,
+        false,
+        || {},
+        |new| {
+            let head = io::copy(&mut io::Read::take(&mut old, at), new)?;
+            new.write_all(bytes)?;
+            let tail = io::copy(&mut old, new)?;
+            if head + tail != len {
+                return Err(io::Error::other(format!(
+                    "{} changed while taskie rewrote it ({len} bytes before, {} copied); it was left as it was",
+                    path.display(),
+                    head + tail
+                )));
+            }
+            Ok(())
+        },
+    )
+}
+
 fn rewrite(
     path: &Path,
     bytes: &[u8],
     durable: bool,
     before_rename: impl FnOnce(),
+) -> io::Result<()> {
+    rewrite_with(path, durable, before_rename, |f| f.write_all(bytes))
+}
+
+fn rewrite_with(
+    path: &Path,
+    durable: bool,
+    before_rename: impl FnOnce(),
+    fill: impl FnOnce(&mut std::fs::File) -> io::Result<()>,
 ) -> io::Result<()> {
     let dir = match path.parent() {
         Some(d) if !d.as_os_str().is_empty() => d,
@@ -106,7 +146,7 @@ fn rewrite(
             .set_permissions(Permissions::from_mode(mode))
             .map_err(|e| with_path(e, tmp.path()))?;
     }
-    tmp.write_all(bytes).map_err(|e| with_path(e, tmp.path()))?;
+    fill(tmp.as_file_mut()).map_err(|e| with_path(e, tmp.path()))?;
     if durable {
         sync(tmp.as_file(), path)?;
     }
@@ -308,6 +348,24 @@ mod tests {
         remove_leftovers(dir.path());
         assert!(!dir.path().join(".taskie-tmp-abc").exists());
         assert!(dir.path().join("plan.md").exists());
+    }
+
+    #[test]
+    fn an_insert_keeps_every_byte_the_file_held() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("review.md");
+        let mut old = b"> Failover: x.\n\n\xff\xfe not UTF-8 \x00".to_vec();
+        old.extend(std::iter::repeat_n(b'y', 5 * 1024 * 1024));
+        std::fs::write(&target, &old).unwrap();
+        insert(&target, 16, b"> ids\n\n").unwrap();
+        let new = std::fs::read(&target).unwrap();
+        assert_eq!(new.len(), old.len() + 7);
+        assert_eq!(&new[..16], &old[..16]);
+        assert_eq!(&new[16..23], b"> ids\n\n");
+        assert_eq!(&new[23..], &old[16..]);
+        let missing = dir.path().join("new.md");
+        insert(&missing, 0, b"head").unwrap();
+        assert_eq!(std::fs::read(&missing).unwrap(), b"head");
     }
 
     #[test]
