@@ -250,6 +250,35 @@ fn a_structure_error_loop_under_gemini_ends_at_the_default_cap_of_eight() {
 }
 
 #[test]
+fn when_the_count_of_blocks_cannot_be_saved_the_stop_is_allowed_instead_of_blocking_without_end() {
+    let outside = tempfile::tempdir().unwrap();
+    for (what, plant) in [
+        (
+            "not a directory",
+            &(|p: &std::path::Path, _: &std::path::Path| std::fs::write(p, "7\n").unwrap())
+                as &dyn Fn(&std::path::Path, &std::path::Path),
+        ),
+        ("a symbolic link", &|p, out| {
+            std::os::unix::fs::symlink(out, p).unwrap()
+        }),
+    ] {
+        let p = stray_file_plan();
+        plant(&p.root().join(".taskie/blocks"), outside.path());
+        for stop in 1..=10 {
+            let run = p.run_hook(gemini_stop(&p, "g1", false));
+            assert!(!run.is_block(), "{what}, stop {stop}: {}", run.stdout);
+            let message = run.message();
+            assert!(
+                message.contains(&format!(".taskie/blocks is {what}; remove it"))
+                    && message.contains("Invalid filename: draft.md"),
+                "{what}: {message}"
+            );
+        }
+        assert_eq!(p.last_event()["outcome"], "allow", "{what}");
+    }
+}
+
+#[test]
 fn each_session_has_its_own_count() {
     let p = stray_file_plan()
         .env("TASKIE_BLOCK_CAP", "1")

@@ -46,6 +46,23 @@ pub fn apply(cap: u64, before: u64, answer: Answer, client: Client) -> Capped {
     }
 }
 
+/// `capped` when the count of blocks in a row could not be saved (`error`): a block is
+/// allowed instead, since a count that cannot be kept cannot hold the cap (a full disk,
+/// or `.taskie/blocks` that is not a directory, would otherwise block without end).
+pub fn unsaved(capped: Capped, error: &str, client: Client) -> Capped {
+    match capped.answer {
+        Answer::Block { reason } => Capped {
+            answer: Answer::allow(message::block_count_unsaved(error, &reason, client)),
+            count: 0,
+            capped: false,
+        },
+        allow => Capped {
+            answer: allow,
+            ..capped
+        },
+    }
+}
+
 /// `TASKIE_BLOCK_CAP`, a whole number (0: never block); anything else is named on stderr
 /// and the default is used.
 pub fn limit() -> u64 {
@@ -97,6 +114,27 @@ mod tests {
         assert_eq!((r.count, r.capped), (0, false));
         assert_eq!(r.answer, Answer::allow("m"));
         assert_eq!(apply(8, 5, Answer::Allow(None), Client::Claude).count, 0);
+    }
+
+    #[test]
+    fn a_block_whose_count_cannot_be_saved_is_allowed_and_says_why() {
+        let r = unsaved(
+            apply(8, 2, Answer::block("fix it"), Client::Gemini),
+            "disk full",
+            Client::Gemini,
+        );
+        assert!(!r.answer.is_block());
+        let text = r.answer.text().unwrap();
+        assert!(
+            text.contains("disk full") && text.contains("fix it"),
+            "{text}"
+        );
+        let allow = unsaved(
+            apply(8, 2, Answer::allow("m"), Client::Codex),
+            "x",
+            Client::Codex,
+        );
+        assert_eq!(allow.answer, Answer::allow("m"));
     }
 
     #[test]

@@ -267,6 +267,18 @@ pub fn block_cap(cap: u64, reason: &str, client: Client) -> String {
     )
 }
 
+/// A block whose count of blocks in a row could not be saved (`error`), so the cap could
+/// not hold: allowed instead (SPEC §20).
+pub fn block_count_unsaved(error: &str, reason: &str, client: Client) -> String {
+    format!(
+        "Taskie: the count of blocks in a row could not be saved ({error}), and without it TASKIE_BLOCK_CAP \
+         cannot hold, so this stop is allowed: no loop runs on unattended. The plan's state is saved. What \
+         Taskie would have told the agent: \"{reason}\" To resume, fix that, then ask the agent to go on, or \
+         run {}.",
+        client.user_action("continue-plan")
+    )
+}
+
 /// The Stop hook's input could not be used: `what` (e.g. "input is not JSON (…)").
 pub fn bad_input(what: &str) -> String {
     format!("Taskie: the Stop hook {what}, so it did nothing.")

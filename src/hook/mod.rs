@@ -226,15 +226,16 @@ fn run(opts: &Options, input: &[u8]) -> Finished {
     } else {
         0
     };
-    let capped = cap::apply(cap::limit(), before, finished.answer, host.client);
+    let mut capped = cap::apply(cap::limit(), before, finished.answer, host.client);
     if let Err(e) = blocks::set(&project, &key, capped.count) {
         eprintln!("taskie-hook: could not record the blocks in a row: {e}");
+        capped = cap::unsaved(capped, &e.to_string(), host.client);
     }
-    if capped.capped
-        && let Some((_, rec)) = &mut finished.event
-    {
+    if let Some((_, rec)) = &mut finished.event {
         rec.outcome = capped.answer.outcome();
-        rec.block_cap = Some(before);
+        if capped.capped {
+            rec.block_cap = Some(before);
+        }
     }
     finished.answer = capped.answer;
     finished

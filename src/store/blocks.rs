@@ -48,10 +48,15 @@ pub fn set(project: &Project, key: &Key, n: u64) -> std::io::Result<()> {
     }
     let dir = project.blocks();
     // A link would take the count wherever it points (docs/security.md).
-    if std::fs::symlink_metadata(&dir).is_ok_and(|m| m.file_type().is_symlink()) {
+    let what = match std::fs::symlink_metadata(&dir) {
+        Ok(m) if m.file_type().is_symlink() => Some("a symbolic link"),
+        Ok(m) if !m.is_dir() => Some("not a directory"),
+        _ => None,
+    };
+    if let Some(what) = what {
         return Err(std::io::Error::other(format!(
-            "{} is a symbolic link; replace it with a directory",
-            dir.display()
+            "{} is {what}; remove it (taskie makes the directory itself)",
+            project.relative(&dir)
         )));
     }
     crate::store::project::create_runtime_dir(&dir)?;
