@@ -3,7 +3,7 @@
 //! docs/reliability.md lists what each test proves.
 
 use crate::support::processes::*;
-use crate::support::{Project, due};
+use crate::support::{Fake, Project, due};
 use proptest::prelude::*;
 use serde_json::json;
 use std::sync::OnceLock;
@@ -460,6 +460,37 @@ fn a_reviewer_that_edits_state_json_keeps_its_edit_and_counts_a_failure() {
         "and counted as a failed review"
     );
     assert_eq!(p.last_event()["path"], "reviewer-failed");
+}
+
+/// A review blocks, but state.json cannot be written: the answer is an allow, and the
+/// event says so, with the state that is on disk after the run (the one read).
+#[cfg(debug_assertions)]
+#[test]
+fn when_the_state_write_fails_the_event_records_the_allow_and_the_unchanged_state() {
+    let p = Project::new()
+        .plan("p")
+        .state(due("plan-review"))
+        .reviewer(&Fake::fail())
+        .env("TASKIE_TEST_PAUSE_AT", "fail:before-rename:state.json");
+    let before = p.state_bytes();
+    let run = p.stop();
+    assert!(!run.is_block(), "{}", run.stdout);
+    assert!(
+        run.message().contains("could not write state.json"),
+        "{}",
+        run.stdout
+    );
+    assert_eq!(p.state_bytes(), before);
+    let e = p.last_event();
+    assert_eq!(
+        (&e["outcome"], &e["phase_after"], &e["next_phase_after"]),
+        (&e["outcome"], &e["phase_before"], &e["next_phase_before"]),
+    );
+    assert_eq!(
+        (&e["outcome"], &e["next_phase_after"]),
+        (&json!("allow"), &json!("plan-review")),
+        "{e}"
+    );
 }
 
 #[test]

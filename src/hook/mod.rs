@@ -434,23 +434,34 @@ fn run_plan(event: &Event, project: &Project, plan: String, host: &Host) -> Fini
             eprintln!("taskie-hook: could not sync the review file: {e}");
         }
     };
-    let answer = match &outcome.write {
+    let Outcome {
+        answer,
+        write,
+        mut record,
+    } = outcome;
+    let answer = match &write {
         Some(state) => {
             atomic::pause_point("before-state-write", &state_path);
             match atomic::write_after(&state_path, state.to_json().as_bytes(), &mut review_synced) {
                 Ok(()) => {
                     atomic::pause_point("after-state-write", &state_path);
-                    outcome.answer
+                    answer
                 }
-                Err(e) => Answer::allow(message::state_not_written(&plan, &e.to_string())),
+                Err(e) => {
+                    // The event says what happened: the state on disk is the one read.
+                    record.phase_after = record.phase_before.clone();
+                    record.next_phase_after = record.next_phase_before.clone();
+                    Answer::allow(message::state_not_written(&plan, &e.to_string()))
+                }
             }
         }
-        None => outcome.answer,
+        None => answer,
     };
+    record.outcome = answer.outcome();
     review_synced();
     Finished {
         answer,
-        event: Some((logs, outcome.record)),
+        event: Some((logs, record)),
         channel: Channel::for_client(host.client),
         _lock: Some(lock),
     }

@@ -152,6 +152,7 @@ fn rewrite_with(
     }
     before_rename();
     pause_point("before-rename", path);
+    fail_point("before-rename", path)?;
     tmp.persist(path).map_err(|e| with_path(e.error, path))?;
     if durable {
         trace("rename", path);
@@ -229,6 +230,33 @@ fn pause_at(want: &str, here: &str) {
 #[cfg(not(debug_assertions))]
 #[inline(always)]
 pub fn pause_point(_point: &str, _path: &Path) {}
+
+/// Test-only, beside [`pause_point`]: `fail:<point>:<file name>` in `TASKIE_TEST_PAUSE_AT`
+/// makes the write fail there, as a full disk would, so a test can see what the hook does
+/// when a write it cannot skip fails (running as root, permissions cannot make it fail).
+#[cfg(debug_assertions)]
+fn fail_point(point: &str, path: &Path) -> io::Result<()> {
+    let Some(wants) = crate::env::Var::TestPauseAt.raw() else {
+        return Ok(());
+    };
+    let name = path.file_name().unwrap_or_default().to_string_lossy();
+    let here = format!("{point}:{name}");
+    match wants
+        .to_string_lossy()
+        .split(',')
+        .any(|w| w.strip_prefix("fail:") == Some(&here))
+    {
+        true => Err(io::Error::other(format!("test failure at {here}"))),
+        false => Ok(()),
+    }
+}
+
+/// Release builds: nothing.
+#[cfg(not(debug_assertions))]
+#[inline(always)]
+fn fail_point(_point: &str, _path: &Path) -> io::Result<()> {
+    Ok(())
+}
 
 /// Makes a rename in `dir` durable.
 fn sync_dir(dir: &Path) -> io::Result<()> {
