@@ -56,6 +56,8 @@ pub enum Command {
     Resume(PlanArg),
     /// Run the Stop hook, exactly as taskie-hook does.
     Hook(HookArgs),
+    /// Print where the native taskie-hook is, to register the hook by hand (no Node per stop).
+    HookPath,
 }
 
 #[derive(Debug, Clone, Default, Args)]
@@ -314,6 +316,7 @@ pub fn main() -> ExitCode {
         run_hook(args);
         return ExitCode::SUCCESS;
     }
+
     let mut stdout = std::io::stdout().lock();
     let result = Invocation::from_env().and_then(|inv| dispatch(cli.command, &inv, &mut stdout));
     let _ = stdout.flush();
@@ -371,6 +374,11 @@ fn dispatch(command: Command, inv: &Invocation, out: &mut dyn Write) -> Result<(
         Command::Resume(p) => resume::run(inv, p.plan.as_deref(), out),
         Command::Hook(args) => {
             run_hook(&args);
+            Ok(())
+        }
+        Command::HookPath => {
+            let path = crate::commands::hook_path::path().map_err(Error::Refused)?;
+            writeln!(out, "{}", path.display())?;
             Ok(())
         }
     }

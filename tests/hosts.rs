@@ -362,10 +362,49 @@ fn codex_and_gemini_blocks_name_the_actions_instructions_by_absolute_path_and_th
 
 #[test]
 fn claude_code_blocks_keep_the_slash_command() {
-    let p = failing_review().env("TASKIE_PLUGIN_ROOT", repo().to_str().unwrap());
+    let p = failing_review().env(
+        "TASKIE_PLUGIN_ROOT",
+        repo().join("dist/claude").to_str().unwrap(),
+    );
     let reason = p.run_hook(claude_stop(&p)).reason();
     assert!(
         reason.contains("Now perform /taskie:post-plan-review: read"),
+        "{reason}"
+    );
+}
+
+/// Registered by hand in settings.json (no plugin: no `/taskie:<action>` exists), the
+/// hook names the action's file: its own copy of the actions, written where it keeps its
+/// cache, or the checkout's when a launcher there was registered.
+#[test]
+fn without_the_plugin_claude_code_blocks_name_the_actions_file_instead_of_a_slash_command() {
+    let cache = tempfile::tempdir().unwrap();
+    let p = failing_review()
+        .env("TASKIE_PLUGIN_ROOT", "")
+        .env("XDG_CACHE_HOME", cache.path().to_str().unwrap());
+    let reason = p.run_hook(claude_stop(&p)).reason();
+    assert!(!reason.contains("/taskie:"), "{reason}");
+    let own = cache
+        .path()
+        .join("taskie")
+        .join(env!("CARGO_PKG_VERSION"))
+        .join("actions/post-plan-review.md");
+    assert_eq!(action_paths(&reason), std::slice::from_ref(&own), "{reason}");
+    assert_eq!(
+        std::fs::read_to_string(&own).unwrap(),
+        std::fs::read_to_string(repo().join("actions/post-plan-review.md")).unwrap(),
+        "the copy is the action"
+    );
+    assert!(
+        reason.contains("write what you did to .taskie/plans/p/plan-post-review-1.md."),
+        "{reason}"
+    );
+    // The checkout's launcher registered by hand names the checkout, which is no plugin.
+    let p = failing_review().env("TASKIE_PLUGIN_ROOT", repo().to_str().unwrap());
+    let reason = p.run_hook(claude_stop(&p)).reason();
+    assert_eq!(
+        action_paths(&reason),
+        [repo().join("actions/post-plan-review.md")],
         "{reason}"
     );
 }

@@ -633,13 +633,10 @@ fn dry_run_shows_the_review_timeout_and_warns_when_the_hooks_own_timeout_would_c
 fn the_hooks_registered_timeout_is_the_one_the_dry_run_compares_with() {
     // Every hook file Taskie ships registers 1800 s (Gemini counts milliseconds).
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut files: Vec<std::path::PathBuf> = std::fs::read_dir(root.join("hooks"))
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .filter(|p| p.extension().is_some_and(|x| x == "json"))
+    let files: Vec<std::path::PathBuf> = ["claude", "codex", "gemini"]
+        .iter()
+        .map(|c| root.join("dist").join(c).join("hooks/hooks.json"))
         .collect();
-    files.push(root.join("gemini-extension.json"));
     let timeout = regex::Regex::new(r#""timeout"\s*:\s*(\d+)"#).unwrap();
     let mut seen = 0;
     for f in files.iter().filter(|f| f.is_file()) {
@@ -655,7 +652,10 @@ fn the_hooks_registered_timeout_is_the_one_the_dry_run_compares_with() {
             );
         }
     }
-    assert!(seen >= 2, "the hook files register a timeout: {files:?}");
+    assert_eq!(
+        seen, 3,
+        "each client's hook file registers a timeout: {files:?}"
+    );
 }
 
 #[test]

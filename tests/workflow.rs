@@ -1494,3 +1494,58 @@ fn every_taskie_command_in_the_readmes_claude_code_section_parses_with_the_real_
         .collect();
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
+
+/// Registered by hand, the hook should be the native binary (npm's `taskie-hook` on PATH
+/// is a Node launcher, about 60 ms a stop): `taskie hook-path` names the `taskie-hook`
+/// beside `taskie`, which then runs as a hook; a `taskie` with none beside it says so.
+#[test]
+fn taskie_hook_path_names_the_native_taskie_hook_beside_taskie() {
+    let anywhere = tempfile::tempdir().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_taskie"))
+        .arg("hook-path")
+        .current_dir(anywhere.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let named = String::from_utf8(out.stdout).unwrap();
+    let hook = PathBuf::from(named.trim_end_matches('\n'));
+    assert_eq!(
+        hook,
+        Path::new(env!("CARGO_BIN_EXE_taskie-hook"))
+            .canonicalize()
+            .unwrap()
+    );
+    let p = Project::new().plan("p").state(due("plan-review"));
+    let run: crate::support::Run = Command::new(&hook)
+        .env("TASKIE_REVIEWER", p.reviewer_path())
+        .env_remove("TASKIE_PLUGIN_ROOT")
+        .env("XDG_CACHE_HOME", anywhere.path())
+        .current_dir(p.root())
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .and_then(|mut c| {
+            use std::io::Write;
+            let event = json!({"hook_event_name": "Stop", "cwd": p.root()});
+            c.stdin
+                .take()
+                .unwrap()
+                .write_all(event.to_string().as_bytes())?;
+            c.wait_with_output()
+        })
+        .unwrap()
+        .into();
+    assert!(run.is_block(), "{}", run.stdout);
+
+    // A taskie alone in a directory (a hard link: its own path, not the build's).
+    let lone = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let taskie = lone.path().join("taskie");
+    std::fs::hard_link(env!("CARGO_BIN_EXE_taskie"), &taskie).unwrap();
+    let out = Command::new(&taskie).arg("hook-path").output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("there is no taskie-hook beside") && err.contains("install taskie again"),
+        "{err}"
+    );
+}

@@ -114,6 +114,10 @@ if "${clean_env[@]}" PATH=$sys_path npm install -g --prefix "$prefix" --registry
   check "npm downloaded no other platform's tarball (downloaded: $fetched)" \
     test "$fetched" = "$(printf '%s\n' "taskie-$version.tgz" "$(basename "$host_tgz")" | sort | tr '\n' ' ')"
   run_binaries "$prefix" "registry"
+  # A hook registered by hand names the native binary, not npm's Node launcher.
+  out=$("${clean_env[@]}" PATH="$prefix/bin:$sys_path" taskie hook-path 2>&1) || true
+  check "taskie hook-path names the platform package's native taskie-hook ($out)" \
+    test "$out" = "$(cd "$prefix/lib/node_modules/taskie/node_modules/$want/bin" && pwd -P)/taskie-hook"
 else
   bad "npm install -g taskie (registry on 127.0.0.1)" "$(cat "$tmp/install2.log")"
 fi

@@ -14,6 +14,7 @@ use crate::store::snapshot::Gathered;
 
 pub mod advance;
 pub mod continue_plan;
+pub mod hook_path;
 pub mod init;
 pub mod mark;
 pub mod resume;

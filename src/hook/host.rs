@@ -55,22 +55,60 @@ fn from_event(event: &Event) -> Detected {
 }
 
 /// The host of this run: the client (`TASKIE_CLIENT`, else the event) and the plugin
-/// root the launcher named (`TASKIE_PLUGIN_ROOT`).
+/// root the launcher named (`TASKIE_PLUGIN_ROOT`). Without one, taskie-hook was
+/// registered by hand (no plugin): the actions are its own copy's ([`own_actions`]), and
+/// Claude Code has no `/taskie:<action>`. With one, Claude Code has them when the root is
+/// its plugin (a launcher in a checkout, registered by hand, names the checkout).
 pub fn current(event: &Event) -> (Host, Detected) {
     let detected = detect(event, Var::Client.get().as_deref());
     if detected.why.contains("ignored") {
         eprintln!("taskie-hook: {}", detected.why);
     }
-    let root = Var::PluginRoot
+    let named = Var::PluginRoot
         .get_os()
         .map(PathBuf::from)
-        .map(|p| plugin_root(&p))
-        .map(|p| p.display().to_string());
+        .map(|p| plugin_root(&p));
+    let commands = detected.client == Client::Claude
+        && named
+            .as_ref()
+            .is_some_and(|r| r.join(".claude-plugin/plugin.json").is_file());
+    let root = named.or_else(own_actions).map(|p| p.display().to_string());
     let host = Host {
         client: detected.client,
         root,
+        commands,
     };
     (host, detected)
+}
+
+/// Where taskie-hook keeps a copy of the actions it carries, for a hook with no plugin:
+/// `<cache>/<version>`, holding `actions/<action>.md` once [`provide_own_actions`] wrote them.
+fn own_actions() -> Option<PathBuf> {
+    Some(crate::hook::notice::cache_dir()?.join(env!("CARGO_PKG_VERSION")))
+}
+
+/// Writes the actions the binary carries into [`own_actions`] when `host` names that
+/// directory and a file is missing: only for a block, whose text names one of them.
+pub fn provide_own_actions(host: &Host) {
+    let (Some(root), Some(own)) = (&host.root, own_actions()) else {
+        return;
+    };
+    if Path::new(root) != own {
+        return;
+    }
+    let dir = own.join("actions");
+    for (name, text) in crate::model::actions::ALL {
+        let path = dir.join(format!("{name}.md"));
+        if path.is_file() {
+            continue;
+        }
+        let written = fs_err::create_dir_all(&dir)
+            .and_then(|()| crate::store::atomic::replace(&path, text.as_bytes()));
+        if let Err(e) = written {
+            eprintln!("taskie-hook: could not write the action {name} for the agent to read: {e}");
+            return;
+        }
+    }
 }
 
 /// The launcher names the plugin as `<its directory>/..`: made absolute and without the

@@ -238,6 +238,9 @@ fn run(opts: &Options, input: &[u8]) -> Finished {
         }
     }
     finished.answer = capped.answer;
+    if finished.answer.is_block() {
+        host::provide_own_actions(&host);
+    }
     finished
 }
 

@@ -37,14 +37,18 @@ fn plugin_version(root: &Path) -> Option<String> {
     })
 }
 
-/// Where the once-per-session markers live: `$XDG_CACHE_HOME/taskie/notices`, else
-/// `~/.cache/taskie/notices`.
-fn markers_dir() -> Option<PathBuf> {
+/// taskie-hook's own cache: `$XDG_CACHE_HOME/taskie`, else `~/.cache/taskie`.
+pub(crate) fn cache_dir() -> Option<PathBuf> {
     let cache = Var::XdgCacheHome
         .get_os()
         .map(PathBuf::from)
         .or_else(|| Var::Home.get_os().map(|h| PathBuf::from(h).join(".cache")))?;
-    Some(cache.join("taskie").join("notices"))
+    Some(cache.join("taskie"))
+}
+
+/// Where the once-per-session markers live: `<cache>/notices`.
+fn markers_dir() -> Option<PathBuf> {
+    Some(cache_dir()?.join("notices"))
 }
 
 /// The notice this stop carries, if any: only when the launcher named the plugin, its

@@ -58,30 +58,44 @@ impl fmt::Display for Client {
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Host {
     pub client: Client,
-    /// The plugin's root directory, absolute, when the launcher named it.
+    /// A directory holding the actions as `actions/<action>.md`, absolute: the plugin's
+    /// root when the launcher named it, else the copy taskie-hook keeps of its own.
     pub root: Option<String>,
+    /// Whether the client has the actions as commands of its own, which only Claude Code's
+    /// model can run: the Claude Code plugin is installed. A hook registered by hand (no
+    /// plugin) has no `/taskie:<action>`.
+    pub commands: bool,
 }
 
 /// The host a decision assumes when none is given (unit tests, commands): Claude Code
-/// without a known plugin directory, which is what the hook's texts were before §20.
+/// with the plugin, which is what the hook's texts were before §20.
 pub static CLAUDE: Host = Host {
     client: Client::Claude,
     root: None,
+    commands: true,
 };
 
 impl Host {
+    /// Whether a block keeps `/taskie:<action>`: Claude Code's model runs the slash
+    /// command itself, when the plugin gives it one.
+    fn slash_commands(&self) -> bool {
+        self.client == Client::Claude && self.commands
+    }
+
     /// What a block tells the model to do to perform `action`. Claude Code's model runs
-    /// the slash command itself, so its texts stay as they were. Elsewhere a model cannot
-    /// type one: the action's instructions by absolute path when the plugin is known (its
-    /// `${CLAUDE_PLUGIN_ROOT}` spelled out, since only Claude Code expands it), else
-    /// `taskie continue-plan`, whose answer names the action.
+    /// the slash command itself, so its texts stay as they were. Elsewhere (and in Claude
+    /// Code without the plugin) a model cannot type one: the action's instructions by
+    /// absolute path when a directory of them is known (its `${CLAUDE_PLUGIN_ROOT}`
+    /// spelled out, since only Claude Code expands it), else the action's name.
     pub fn perform(&self, action: &str) -> String {
-        match (&self.root, self.client) {
-            (_, Client::Claude) => format!("/taskie:{action}"),
-            (Some(root), _) => format!(
+        if self.slash_commands() {
+            return format!("/taskie:{action}");
+        }
+        match &self.root {
+            Some(root) => format!(
                 "the instructions in {root}/actions/{action}.md (read ${{CLAUDE_PLUGIN_ROOT}} there as {root})"
             ),
-            (None, _) => format!(
+            None => format!(
                 "Taskie's {action} action (its instructions: actions/{action}.md in the Taskie plugin)"
             ),
         }
@@ -90,10 +104,10 @@ impl Host {
     /// A block text as this client's model can act on it: every `/taskie:<action>` in
     /// it named the way [`Host::perform`] does.
     pub fn for_model(&self, text: &str) -> String {
-        let mut out = match self.client {
-            Client::Claude => return text.to_owned(),
-            _ => replace_actions(text, |a| self.perform(a)),
-        };
+        if self.slash_commands() {
+            return text.to_owned();
+        }
+        let mut out = replace_actions(text, |a| self.perform(a));
         // `taskie continue-plan` answers with a slash command too: say where its
         // instructions are.
         if let Some(root) = &self.root
@@ -156,6 +170,7 @@ mod tests {
         let codex = Host {
             client: Client::Codex,
             root: Some("/p".into()),
+            commands: false,
         };
         assert_eq!(
             codex.for_model("Now perform /taskie:post-plan-review: read x."),
@@ -168,6 +183,7 @@ mod tests {
         let claude = Host {
             client: Client::Claude,
             root: Some("/p".into()),
+            commands: true,
         };
         let text = "Now perform /taskie:post-plan-review: read x.";
         assert_eq!(claude.for_model(text), text);
@@ -175,9 +191,27 @@ mod tests {
     }
 
     #[test]
+    fn claude_code_without_the_plugin_is_sent_to_the_actions_file() {
+        let claude = Host {
+            client: Client::Claude,
+            root: Some("/c".into()),
+            commands: false,
+        };
+        assert_eq!(
+            claude.for_model("Now perform /taskie:post-plan-review: read x."),
+            "Now perform the instructions in /c/actions/post-plan-review.md (read ${CLAUDE_PLUGIN_ROOT} there as /c): read x."
+        );
+    }
+
+    #[test]
     fn without_a_plugin_other_clients_are_sent_to_continue_plan() {
         for client in [Client::Codex, Client::Gemini] {
-            let text = Host { client, root: None }.for_model("write it (/taskie:new-plan).");
+            let text = Host {
+                client,
+                root: None,
+                commands: false,
+            }
+            .for_model("write it (/taskie:new-plan).");
             assert!(!text.contains("/taskie:"), "{text}");
             assert!(
                 text.contains("actions/new-plan.md in the Taskie plugin"),
@@ -191,6 +225,7 @@ mod tests {
         let h = Host {
             client: Client::Gemini,
             root: Some("/p".into()),
+            commands: false,
         };
         let text = h.for_model("run `taskie continue-plan` now and do what it says.");
         assert!(
@@ -204,6 +239,7 @@ mod tests {
         let h = Host {
             client: Client::Gemini,
             root: Some("/p".into()),
+            commands: false,
         };
         assert_eq!(
             h.for_model("see /taskie: and /taskie:-"),

@@ -3,6 +3,7 @@
 //! function of its arguments, so it is unit-tested in place and reused by the hook,
 //! `--dry-run` and every command.
 
+pub mod actions;
 pub mod cycle;
 pub mod depends;
 pub mod facts;

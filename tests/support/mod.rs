@@ -151,7 +151,12 @@ impl Project {
             .env_remove("TASKIE_CLIENT")
             .env_remove("TASKIE_BLOCK_CAP")
             .env_remove("TASKIE_BLOCK_STYLE")
-            .env_remove("TASKIE_PLUGIN_ROOT")
+            // Installed as a plugin, as most users have it (Claude Code's directory); a
+            // test of the hook registered by hand sets this empty.
+            .env(
+                "TASKIE_PLUGIN_ROOT",
+                Path::new(env!("CARGO_MANIFEST_DIR")).join("dist/claude"),
+            )
             .env_remove("CODEX_THREAD_ID")
             .env_remove("GEMINI_PROJECT_DIR")
             .env("TASKIE_REVIEWER", self.reviewer_path())
