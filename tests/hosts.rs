@@ -389,7 +389,11 @@ fn without_the_plugin_claude_code_blocks_name_the_actions_file_instead_of_a_slas
         .join("taskie")
         .join(env!("CARGO_PKG_VERSION"))
         .join("actions/post-plan-review.md");
-    assert_eq!(action_paths(&reason), std::slice::from_ref(&own), "{reason}");
+    assert_eq!(
+        action_paths(&reason),
+        std::slice::from_ref(&own),
+        "{reason}"
+    );
     assert_eq!(
         std::fs::read_to_string(&own).unwrap(),
         std::fs::read_to_string(repo().join("actions/post-plan-review.md")).unwrap(),
