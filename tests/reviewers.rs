@@ -67,6 +67,39 @@ fn without_reviewers_the_claude_reviewer_runs_as_before_and_its_spend_is_logged(
     assert_eq!(p.vendor_calls("codex") + p.vendor_calls("gemini"), 0);
 }
 
+/// SPEC §18: an amount that is not a finite number ≥ 0 is skipped, never the review it
+/// came with (before: the whole result was unreadable, the review a failure, its cost lost).
+#[test]
+fn odd_amounts_in_a_claude_result_are_skipped_and_the_review_and_its_cost_kept() {
+    let p = plan_review(json!({})).reviewer(&Fake::fail().shape(crate::support::Shape::Raw(
+        r#"{"type":"result","subtype":"success","is_error":false,"result":"done","total_cost_usd":0.25,
+            "num_turns":"3","usage":{"input_tokens":-5,"output_tokens":2.5},
+            "structured_output":{"verdict":"FAIL","summary":"One problem.","findings":["fix X"]}}"#,
+    )));
+    let run = p.stop();
+    assert!(run.is_block(), "the review stands: {}", run.message());
+    assert!(run.reason().contains("fix X"), "{}", run.reason());
+    let s = p.state_json();
+    assert!(s.get("review_failures").is_none_or(|f| f == 0), "{s}");
+    let e = p.last_event();
+    assert_eq!(
+        (&e["verdict"], &e["cost_usd"]),
+        (&json!("FAIL"), &json!(0.25))
+    );
+    for skipped in ["num_turns", "input_tokens", "output_tokens"] {
+        assert!(e.get(skipped).is_none(), "{skipped}: {e}");
+    }
+    let v = p.taskie_json(&["status", "--json"]);
+    assert_eq!(
+        (
+            &v["spend"]["plan"]["reviews"],
+            &v["spend"]["plan"]["cost_usd"]
+        ),
+        (&json!(1), &json!(0.25)),
+        "{v}"
+    );
+}
+
 #[test]
 fn alternate_mode_runs_claude_then_codex_by_iteration_and_codex_gets_its_documented_command() {
     let p = plan_review(json!({"reviewers": ["claude:opus", "codex:gpt-5-codex"]}))

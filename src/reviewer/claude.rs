@@ -196,7 +196,7 @@ pub fn spend(out: Option<&Captured>) -> Spend {
     let r = CliResult::parse(&out.stdout).unwrap_or_default();
     let usage = r.usage.unwrap_or_default();
     Spend {
-        cost_usd: r.total_cost_usd.filter(|c| c.is_finite() && *c >= 0.0),
+        cost_usd: r.total_cost_usd,
         input_tokens: usage.input_tokens,
         output_tokens: usage.output_tokens,
         num_turns: r.num_turns,

@@ -86,7 +86,7 @@ enum Event {
     ItemCompleted { item: Item },
     #[serde(rename = "turn.completed")]
     TurnCompleted {
-        #[serde(default)]
+        #[serde(default, deserialize_with = "crate::reviewer::result::section")]
         usage: Usage,
     },
     #[serde(rename = "turn.failed")]
@@ -103,10 +103,13 @@ struct Item {
     text: Option<String>,
 }
 
+/// Read leniently: an odd amount is skipped, the turn still counts (SPEC §18).
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
 struct Usage {
+    #[serde(deserialize_with = "crate::reviewer::result::count")]
     input_tokens: Option<u64>,
+    #[serde(deserialize_with = "crate::reviewer::result::count")]
     output_tokens: Option<u64>,
 }
 
@@ -344,6 +347,53 @@ mod tests {
                 "--",
                 "-PROMPT"
             ]
+        );
+    }
+
+    /// SPEC §18: an odd amount in a turn's usage is skipped; the turn, the other amounts
+    /// and the review are kept.
+    #[test]
+    fn an_odd_token_count_is_skipped_and_the_turn_and_review_kept() {
+        for odd in [r#""1234""#, "-5", "12.5", "null", "[1]", r#"{"n":1}"#] {
+            let out = OK.replace(
+                r#""input_tokens":1234"#,
+                &format!(r#""input_tokens":{odd}"#),
+            );
+            let e = Events::parse(out.as_bytes());
+            assert_eq!(
+                e.spend(),
+                Spend {
+                    output_tokens: Some(56),
+                    num_turns: Some(1),
+                    ..Spend::default()
+                },
+                "{odd}"
+            );
+            assert_eq!(
+                e.said(0, b"").unwrap().reading.verdict,
+                verdict::Verdict::Fail
+            );
+            let out = OK.replace(
+                r#""output_tokens":56"#,
+                &format!(r#""output_tokens":{odd}"#),
+            );
+            let s = Events::parse(out.as_bytes()).spend();
+            assert_eq!(
+                (s.input_tokens, s.output_tokens),
+                (Some(1234), None),
+                "{odd}"
+            );
+        }
+        let out = OK.replace(
+            r#""usage":{"input_tokens":1234,"cached_input_tokens":0,"output_tokens":56}"#,
+            r#""usage":"lots""#,
+        );
+        assert_eq!(
+            Events::parse(out.as_bytes()).spend(),
+            Spend {
+                num_turns: Some(1),
+                ..Spend::default()
+            }
         );
     }
 }

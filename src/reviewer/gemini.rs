@@ -52,10 +52,12 @@ pub fn attempt(job: &Job) -> Attempt {
 }
 
 /// The JSON object gemini prints (on stdout when it succeeds, last on stderr when not).
+/// Its `stats` are read leniently: an odd amount is skipped, the response kept (SPEC §18).
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
 pub struct Output {
     response: Option<String>,
+    #[serde(deserialize_with = "crate::reviewer::result::section")]
     stats: Stats,
     error: Option<ErrorInfo>,
 }
@@ -63,28 +65,48 @@ pub struct Output {
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
 struct Stats {
+    /// Per model; one whose stats are not an object is left out.
+    #[serde(deserialize_with = "models")]
     models: BTreeMap<String, ModelStats>,
+}
+
+fn models<'de, D: serde::Deserializer<'de>>(
+    d: D,
+) -> Result<BTreeMap<String, ModelStats>, D::Error> {
+    let all: BTreeMap<String, serde_json::Value> = crate::reviewer::result::section(d)?;
+    Ok(all
+        .into_iter()
+        .filter_map(|(name, v)| Some((name, ModelStats::deserialize(v).ok()?)))
+        .collect())
 }
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
 struct ModelStats {
+    #[serde(deserialize_with = "crate::reviewer::result::section")]
     api: Api,
+    #[serde(deserialize_with = "crate::reviewer::result::section")]
     tokens: Tokens,
 }
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
 struct Api {
-    #[serde(rename = "totalRequests")]
+    #[serde(
+        rename = "totalRequests",
+        deserialize_with = "crate::reviewer::result::count"
+    )]
     total_requests: Option<u64>,
 }
 
 #[derive(Debug, Default, Deserialize)]
 #[serde(default)]
 struct Tokens {
+    #[serde(deserialize_with = "crate::reviewer::result::count")]
     prompt: Option<u64>,
+    #[serde(deserialize_with = "crate::reviewer::result::count")]
     input: Option<u64>,
+    #[serde(deserialize_with = "crate::reviewer::result::count")]
     candidates: Option<u64>,
 }
 
@@ -233,5 +255,60 @@ mod tests {
                 "default"
             ]
         );
+    }
+
+    /// SPEC §18: an odd amount in the stats is skipped; the response (the review) and the
+    /// other amounts are kept. Before, the whole object was unreadable: no review.
+    #[test]
+    fn an_odd_amount_in_the_stats_is_skipped_and_the_review_kept() {
+        let out = |tokens: &str, requests: &str| {
+            format!(
+                r#"{{"response":"Fine.\n\nVERDICT: PASS","stats":{{"models":{{
+                    "a":{{"api":{{"totalRequests":{requests}}},"tokens":{tokens}}},
+                    "b":{{"api":{{"totalRequests":1}},"tokens":{{"prompt":5,"candidates":3}}}}}}}}}}"#
+            )
+        };
+        for odd in [r#""100""#, "-100", "100.5", "null", "[100]"] {
+            let o = Output::parse(
+                out(&format!(r#"{{"prompt":{odd},"candidates":7}}"#), "2").as_bytes(),
+                b"",
+            );
+            assert_eq!(
+                o.said(0, b"").unwrap().reading.verdict,
+                Verdict::Pass,
+                "{odd}"
+            );
+            assert_eq!(
+                o.spend(),
+                Spend {
+                    input_tokens: Some(5),
+                    output_tokens: Some(10),
+                    num_turns: Some(3),
+                    ..Spend::default()
+                },
+                "{odd}"
+            );
+            let o = Output::parse(out(r#"{"prompt":100,"candidates":7}"#, odd).as_bytes(), b"");
+            assert_eq!(o.spend().num_turns, Some(1), "{odd}");
+            assert_eq!(o.said(0, b"").unwrap().reading.verdict, Verdict::Pass);
+        }
+        for odd in [r#""many""#, "[1]", "3"] {
+            let o = Output::parse(out(odd, "2").as_bytes(), b"");
+            assert_eq!(o.spend().input_tokens, Some(5), "{odd}");
+            let o = Output::parse(
+                format!(r#"{{"response":"VERDICT: PASS","stats":{odd}}}"#).as_bytes(),
+                b"",
+            );
+            assert_eq!(
+                (o.spend(), o.said(0, b"").is_ok()),
+                (Spend::default(), true)
+            );
+            let o = Output::parse(
+                format!(r#"{{"response":"VERDICT: PASS","stats":{{"models":{{"a":{odd}}}}}}}"#)
+                    .as_bytes(),
+                b"",
+            );
+            assert!(o.said(0, b"").is_ok(), "{odd}");
+        }
     }
 }

@@ -1,12 +1,14 @@
 //! The result object the claude CLI prints with `--output-format json` (SPEC §8, §9),
 //! read into types: what the review said, how it ended, and what it cost.
 
-use serde::Deserialize;
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 
 /// The fields Taskie uses; everything else the CLI prints is ignored. Fields whose shape
 /// differs between CLI versions (`result` is text now, an object in older versions) stay
-/// JSON values and are read by the accessors below.
+/// JSON values and are read by the accessors below. What it cost is read leniently
+/// ([`count`], [`dollars`], [`section`]): an odd amount is skipped, the review is kept.
 #[derive(Debug, Default, Deserialize)]
 pub struct CliResult {
     #[serde(default)]
@@ -25,20 +27,58 @@ pub struct CliResult {
     /// (SPEC §22), whose `result` says when it resets.
     #[serde(default)]
     pub api_error: Option<Value>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "dollars")]
     pub total_cost_usd: Option<f64>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "section")]
     pub usage: Option<Usage>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "count")]
     pub num_turns: Option<u64>,
 }
 
 #[derive(Debug, Default, Deserialize)]
 pub struct Usage {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "count")]
     pub input_tokens: Option<u64>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "count")]
     pub output_tokens: Option<u64>,
+}
+
+// What a reviewer reports it spent (SPEC §18), read so that one odd amount never costs the
+// review it came with: an amount that is not a finite number ≥ 0 (`"3"`, `-5`, a decimal
+// count of tokens or turns) is skipped (`None`), and an accounting object of the wrong
+// shape is read as empty. Every kind's result type reads its amounts through these.
+
+/// A count (tokens, turns): a whole number ≥ 0 within u64, else nothing.
+pub fn count<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u64>, D::Error> {
+    let v = Value::deserialize(d)?;
+    Ok(match v {
+        Value::Number(n) => n.as_u64().or_else(|| {
+            n.as_f64()
+                .filter(|x| x.is_finite() && *x >= 0.0 && x.fract() == 0.0)
+                .filter(|x| *x < u64::MAX as f64)
+                .map(|x| x as u64)
+        }),
+        _ => None,
+    })
+}
+
+/// Dollars: a finite number ≥ 0, else nothing.
+pub fn dollars<'de, D: Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
+    let v = Value::deserialize(d)?;
+    Ok(v.as_f64().filter(|x| x.is_finite() && *x >= 0.0))
+}
+
+/// An accounting object (`usage`, `stats`): as its type reads it, or empty when it has
+/// another shape.
+pub fn section<'de, D: Deserializer<'de>, T: DeserializeOwned + Default>(
+    d: D,
+) -> Result<T, D::Error> {
+    // Only an object: serde would also read a struct from an array, field by field.
+    let v = Value::deserialize(d)?;
+    Ok(match v {
+        Value::Object(_) => T::deserialize(v).unwrap_or_default(),
+        _ => T::default(),
+    })
 }
 
 /// The structured answer the reviewer gives through `--json-schema`.
@@ -252,7 +292,7 @@ mod tests {
             Unreadable::NotAnObject
         );
         assert!(matches!(
-            CliResult::parse(br#"{"num_turns":"many"}"#),
+            CliResult::parse(br#"{"is_error":"many"}"#),
             Err(Unreadable::Malformed(_))
         ));
     }
@@ -330,5 +370,59 @@ mod tests {
             ..Structured::default()
         };
         assert_eq!(review_text(&empty), None);
+    }
+
+    /// SPEC §18: a value that is not a finite number ≥ 0 is never added, and one odd
+    /// amount never makes a finished review unreadable (it would count as a failure and
+    /// its cost would be lost).
+    #[test]
+    fn an_odd_amount_is_skipped_and_the_review_kept() {
+        let with = |field: &str| {
+            let text = format!(
+                r#"{{"subtype":"success","is_error":false,"structured_output":{{"verdict":"PASS","summary":"ok"}},
+                    "total_cost_usd":0.02,"num_turns":2,"usage":{{"input_tokens":10,"output_tokens":3}},{field}}}"#
+            );
+            CliResult::parse(text.as_bytes()).unwrap_or_else(|e| panic!("{field}: {e:?}"))
+        };
+        for odd in [
+            r#""3""#,
+            "-1",
+            "2.5",
+            "null",
+            "true",
+            "[3]",
+            "{}",
+            "1.8446744073709552e19",
+        ] {
+            let r = with(&format!(r#""num_turns":{odd}"#));
+            assert_eq!(r.num_turns, None, "num_turns {odd}");
+            assert_eq!(r.structured().unwrap().verdict.as_deref(), Some("PASS"));
+            assert_eq!(r.total_cost_usd, Some(0.02), "the other amounts stay");
+            let r = with(&format!(
+                r#""usage":{{"input_tokens":{odd},"output_tokens":3}}"#
+            ));
+            let usage = r.usage.unwrap();
+            assert_eq!(
+                (usage.input_tokens, usage.output_tokens),
+                (None, Some(3)),
+                "{odd}"
+            );
+            let r = with(&format!(
+                r#""usage":{{"input_tokens":10,"output_tokens":{odd}}}"#
+            ));
+            assert_eq!(r.usage.unwrap().output_tokens, None, "{odd}");
+        }
+        for odd in [r#""0.02""#, "-0.5", "null", "[0.1]"] {
+            let r = with(&format!(r#""total_cost_usd":{odd}"#));
+            assert_eq!((r.total_cost_usd, r.num_turns), (None, Some(2)), "{odd}");
+        }
+        for odd in [r#""lots""#, "[1,2]", "7"] {
+            let r = with(&format!(r#""usage":{odd}"#));
+            assert!(r.usage.is_none(), "{odd}");
+            assert_eq!(r.failure(), None);
+        }
+        // A whole number written as a decimal is that number; zero is an amount.
+        assert_eq!(with(r#""num_turns":3.0"#).num_turns, Some(3));
+        assert_eq!(with(r#""total_cost_usd":0"#).total_cost_usd, Some(0.0));
     }
 }
