@@ -288,3 +288,71 @@ fn a_usage_limit_text_with_case_changing_letters_is_read_never_a_crash() {
     p.stop();
     assert_eq!(p.state_json()["paused_until"], "2026-11-24T12:15:00Z");
 }
+
+/// One stop with the reviewer at a usage limit whose reset `says` is no pause: the run is
+/// a failure, counted, and the plan is not paused.
+fn no_pause(p: &Project, says: &str) {
+    let msg = p.stop().message();
+    assert!(
+        msg.contains(&format!("the reset it names ({says}"))
+            && msg.contains("so this is no pause: it counts as a failure"),
+        "{msg}"
+    );
+    let s = p.state_json();
+    assert_eq!(failures(&s), 1, "{s}");
+    assert!(s.get("paused_until").is_none_or(Value::is_null), "{s}");
+    assert_eq!(p.last_event()["path"], "reviewer-failed");
+}
+
+/// SPEC §22: a reset already past, or more than 8 days ahead, is no pause but an
+/// ordinary failure, counted. A pause already over started the reviewer at every stop and
+/// never reached the hard stop; one in year 9998 paused the plan for 8,000 years.
+#[test]
+fn a_claude_reset_in_the_past_or_beyond_eight_days_is_a_counted_failure() {
+    const PAST: &str = r#"{"is_error":true,"api_error_status":429,"api_error":"usage_limit_reached",
+        "result":"You've hit your weekly limit · resets Nov 23, 11:13pm (UTC)"}"#;
+    const FAR: &str = r#"{"is_error":true,"api_error_status":429,"api_error":"usage_limit_reached",
+        "result":"You've hit your weekly limit · resets Dec 30, 9998 11:59pm (UTC)"}"#;
+    // A date without a year that is more than a day gone is next year's: 361 days away.
+    const NEXT_YEAR: &str = r#"{"is_error":true,"api_error_status":429,"api_error":"usage_limit_reached",
+        "result":"You've hit your weekly limit · resets Nov 20, 1:00am (UTC)"}"#;
+    let p = plan_at(json!({}), NOW).reviewer(&Fake::fail().shape(Shape::Raw(PAST)).exit(1));
+    no_pause(&p, "2026-11-23 23:14 UTC) has already passed");
+    let p = plan_at(json!({}), NOW).reviewer(&Fake::fail().shape(Shape::Raw(FAR)).exit(1));
+    no_pause(&p, "9998-12-31 00:00 UTC) is more than 8 days away");
+    let p = plan_at(json!({}), NOW).reviewer(&Fake::fail().shape(Shape::Raw(NEXT_YEAR)).exit(1));
+    no_pause(&p, "2027-11-20 01:01 UTC) is more than 8 days away");
+}
+
+#[test]
+fn a_codex_reset_in_the_past_or_beyond_eight_days_is_a_counted_failure() {
+    let codex = |reset| {
+        plan_at(json!({"reviewers": ["codex:gpt-5-codex"]}), NOW)
+            .codex(&Vendor::usage_limit_until(reset))
+    };
+    no_pause(
+        &codex("Nov 23rd, 2026 12:17 AM"),
+        "2026-11-23 00:18 UTC) has already passed",
+    );
+    no_pause(
+        &codex("Dec 30th, 9998 11:59 PM"),
+        "9998-12-31 00:00 UTC) is more than 8 days away",
+    );
+}
+
+#[test]
+fn a_gemini_delay_of_nothing_or_beyond_eight_days_is_a_counted_failure() {
+    let gemini = |delay| {
+        plan_at(json!({"reviewers": ["gemini:gemini-2.5-pro"]}), NOW)
+            .gemini(&Vendor::usage_limit_until(delay))
+    };
+    no_pause(&gemini("0s"), "2026-11-24 10:00 UTC) has already passed");
+    no_pause(
+        &gemini("864000s"),
+        "2026-12-04 10:00 UTC) is more than 8 days away",
+    );
+    // Eight days is still a pause.
+    let p = gemini("691200s");
+    p.stop();
+    assert_eq!(p.state_json()["paused_until"], "2026-12-02T10:00:00Z");
+}

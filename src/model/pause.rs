@@ -26,12 +26,43 @@ pub fn is_paused(until: Option<i64>, now: i64) -> bool {
     until.is_some_and(|u| now < u)
 }
 
+/// The longest a usage-limit pause lasts (SPEC §22): the longest limit the reviewers
+/// have, a week, and a day's slack for the clock. A reset further away, or already past,
+/// is no pause.
+pub const LONGEST_PAUSE_SECS: i64 = 8 * 86_400;
+
+/// Why a reset time a reviewer named is no pause: it has passed (the review would run
+/// again at once, and no failure would ever be counted) or it is absurdly far.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Implausible {
+    Passed,
+    TooFar,
+}
+
+/// Whether a reset at `until`, read at `now`, can be a pause: after now and at most
+/// [`LONGEST_PAUSE_SECS`] ahead.
+pub fn check_reset(until: i64, now: i64) -> Result<(), Implausible> {
+    let ahead = i128::from(until) - i128::from(now);
+    if ahead <= 0 {
+        Err(Implausible::Passed)
+    } else if ahead > i128::from(LONGEST_PAUSE_SECS) {
+        Err(Implausible::TooFar)
+    } else {
+        Ok(())
+    }
+}
+
+/// An instant as people read it: `2026-11-24 23:27 UTC`.
+pub fn at(unix: i64) -> String {
+    match jiff::Timestamp::from_second(unix) {
+        Ok(t) => t.strftime("%Y-%m-%d %H:%M UTC").to_string(),
+        Err(_) => unix.to_string(),
+    }
+}
+
 /// The reset as people read it: `2026-11-24 23:27 UTC (in 2 h 5 min)`.
 pub fn when(until: i64, now: i64) -> String {
-    let at = match jiff::Timestamp::from_second(until) {
-        Ok(t) => t.strftime("%Y-%m-%d %H:%M UTC").to_string(),
-        Err(_) => until.to_string(),
-    };
+    let at = at(until);
     let left = until.saturating_sub(now);
     if left <= 0 {
         return format!("{at} (passed)");
@@ -90,6 +121,21 @@ mod tests {
         assert!(is_paused(Some(100), 99));
         assert!(!is_paused(Some(100), 100));
         assert!(!is_paused(None, 0));
+    }
+
+    #[test]
+    fn a_reset_is_a_pause_only_after_now_and_at_most_eight_days_ahead() {
+        let now = 1_795_514_400;
+        assert_eq!(check_reset(now - 60, now), Err(Implausible::Passed));
+        assert_eq!(check_reset(now, now), Err(Implausible::Passed));
+        assert_eq!(check_reset(now + 1, now), Ok(()));
+        assert_eq!(check_reset(now + 8 * 86_400, now), Ok(()));
+        assert_eq!(
+            check_reset(now + 8 * 86_400 + 1, now),
+            Err(Implausible::TooFar)
+        );
+        assert_eq!(check_reset(i64::MAX, i64::MIN), Err(Implausible::TooFar));
+        assert_eq!(check_reset(i64::MIN, i64::MAX), Err(Implausible::Passed));
     }
 
     #[test]

@@ -3,6 +3,7 @@
 
 use crate::model::cycle::{Due, Reviewed};
 use crate::model::facts::Facts;
+use crate::model::pause::{self, Implausible};
 use crate::model::plan_file::TASKIE_FILES;
 use crate::model::reviewers::Kind;
 use crate::model::reviewers::Reviewer;
@@ -227,20 +228,41 @@ impl Failure {
     }
 
     /// How the run ended for the decision: a pause until the limit resets when the
-    /// answer says when (SPEC §22), else a failure. `now` is Unix seconds.
+    /// answer says when and that is within a pause's reach (SPEC §22), else a failure,
+    /// counted. `now` is Unix seconds.
     pub fn concluded(&self, reviewer: &Reviewer, log: &str, now: i64) -> Reviewed {
-        let pause = self.usage_limit.as_deref().and_then(|words| {
-            let until = crate::reviewer::limit::reset(reviewer.kind, words, now)?;
-            Some(Reviewed::Paused {
-                until,
-                by: format!(
-                    "{reviewer} reached its usage limit (\"{}\")",
-                    clip(&words.replace('\n', " "), 200)
-                ),
-                log: log.into(),
-            })
-        });
-        pause.unwrap_or_else(|| self.reviewed(log))
+        let Some(words) = self.usage_limit.as_deref() else {
+            return self.reviewed(log);
+        };
+        let Some(until) = crate::reviewer::limit::reset(reviewer.kind, words, now) else {
+            return self.reviewed(log);
+        };
+        let why = match pause::check_reset(until, now) {
+            Ok(()) => {
+                return Reviewed::Paused {
+                    until,
+                    by: format!(
+                        "{reviewer} reached its usage limit (\"{}\")",
+                        clip(&words.replace('\n', " "), 200)
+                    ),
+                    log: log.into(),
+                };
+            }
+            Err(Implausible::Passed) => "has already passed".to_owned(),
+            Err(Implausible::TooFar) => format!(
+                "is more than {} days away",
+                pause::LONGEST_PAUSE_SECS / 86_400
+            ),
+        };
+        Reviewed::Failed {
+            reason: format!(
+                "{}; the reset it names ({}) {why}, so this is no pause: it counts as a failure",
+                self.why(),
+                pause::at(until)
+            ),
+            log: log.into(),
+            exit: self.exit,
+        }
     }
 
     pub fn reviewed(&self, log: &str) -> Reviewed {

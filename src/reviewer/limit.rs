@@ -9,6 +9,8 @@
 //! - gemini: HTTP 429 with `Suggested retry after 3600s.` — a delay from now.
 //!
 //! A limit whose reset cannot be read is no pause: it stays a failure, named as a limit.
+//! Nor is a reset read here that has passed or is absurdly far (`model::pause`), which
+//! the caller decides.
 
 use crate::model::reviewers::Kind;
 use jiff::civil::{Date, DateTime};
@@ -65,9 +67,10 @@ pub fn gemini_reset(words: &str, now: i64) -> Option<i64> {
         .take_while(|c| c.is_ascii_digit() || *c == '.')
         .collect();
     let secs: f64 = digits.parse().ok()?;
-    if !secs.is_finite() || !(0.0..=366.0 * 86_400.0).contains(&secs) {
+    if !secs.is_finite() {
         return None;
     }
+    // Saturates: a delay past i64 is as far as can be, which no pause reaches (SPEC §22).
     Some(now.saturating_add(secs.ceil() as i64))
 }
 

@@ -12,8 +12,9 @@ pub enum Ending {
     /// Fails the way the real CLI does on HTTP 429.
     RateLimited,
     /// Answers the way the real CLI does when the account's usage limit is reached
-    /// (`shared/clients.md`): codex names a local time, gemini a delay.
-    UsageLimit,
+    /// (`shared/clients.md`), naming this reset: codex a local time (`11:27 PM`, `Nov
+    /// 24th, 2026 12:17 AM`), gemini a delay (`3600s`); `None`: the CLI's usual one.
+    UsageLimit(Option<&'static str>),
 }
 
 /// A fake of one vendor's CLI.
@@ -44,7 +45,14 @@ impl Vendor {
     }
     pub fn usage_limit() -> Vendor {
         Vendor {
-            ending: Ending::UsageLimit,
+            ending: Ending::UsageLimit(None),
+            sleep_secs: None,
+        }
+    }
+    /// At its usage limit, naming `reset` as the time it resets (see [`Ending::UsageLimit`]).
+    pub fn usage_limit_until(reset: &'static str) -> Vendor {
+        Vendor {
+            ending: Ending::UsageLimit(Some(reset)),
             sleep_secs: None,
         }
     }
@@ -97,8 +105,11 @@ impl Vendor {
                     json!({"type":"turn.failed","error":{"message":m}}),
                 ]
             }
-            Ending::UsageLimit => {
-                let m = "You\u{2019}ve hit your usage limit. Upgrade to Pro (https://chatgpt.com/explore/pro), visit https://chatgpt.com/codex/settings/usage to purchase more credits or try again at 11:27 PM.";
+            Ending::UsageLimit(reset) => {
+                let m = format!(
+                    "You\u{2019}ve hit your usage limit. Upgrade to Pro (https://chatgpt.com/explore/pro), visit https://chatgpt.com/codex/settings/usage to purchase more credits or try again at {}.",
+                    reset.unwrap_or("11:27 PM")
+                );
                 vec![
                     json!({"type":"thread.started","thread_id":"t-1"}),
                     json!({"type":"turn.started"}),
@@ -114,7 +125,7 @@ impl Vendor {
         ));
         s.push_str(match self.ending {
             Ending::Verdict(_) => "exit 0\n",
-            Ending::RateLimited | Ending::UsageLimit => "exit 1\n",
+            Ending::RateLimited | Ending::UsageLimit(_) => "exit 1\n",
         });
         s
     }
@@ -138,9 +149,9 @@ impl Vendor {
                     "echo 'Attempt 1 failed: Resource exhausted: quota. Max attempts reached' >&2\ncat >&2 <<'TASKIE_EOF'\n{err}\nTASKIE_EOF\nexit 173\n"
                 ));
             }
-            Ending::UsageLimit => {
+            Ending::UsageLimit(reset) => {
                 let err = json!({"session_id":"s-1","error":{"type":"Error",
-                    "message":"You have exhausted your capacity on this model. Your quota will reset after 1h0m0s.\nSuggested retry after 3600s.","code":429}});
+                    "message":format!("You have exhausted your capacity on this model. Your quota will reset after 1h0m0s.\nSuggested retry after {}.", reset.unwrap_or("3600s")),"code":429}});
                 s.push_str(&format!(
                     "cat >&2 <<'TASKIE_EOF'\n{err}\nTASKIE_EOF\nexit 173\n"
                 ));
