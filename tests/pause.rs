@@ -216,9 +216,17 @@ fn in_alternate_mode_an_unavailable_reviewers_iteration_goes_to_the_next_kind_an
         (
             &json!(["codex:gpt-5-codex"]),
             &json!("claude:opus"),
-            &json!(2)
-        )
+            &json!(1)
+        ),
+        "one review, by codex: claude's run is no review (SPEC §22)"
     );
+    // The block names who reviewed, not who was asked and could not.
+    assert!(
+        reason.starts_with("An independent reviewer (a fresh codex:gpt-5-codex session"),
+        "{reason}"
+    );
+    // The ledger agrees: one review, and claude's run a failed attempt.
+    assert_eq!(p.reviews_and_failed_attempts("cycle"), (1, 1));
     assert!(
         p.logs().read_dir().unwrap().flatten().any(|f| f
             .file_name()

@@ -385,11 +385,46 @@ fn an_unavailable_panel_member_is_left_out_and_named_and_the_panel_weighs_only_w
     let e = p.last_event();
     assert_eq!(
         (&e["path"], &e["reviews"], &e["reviewed_by"]),
-        (&json!("review-blocked"), &json!(2), &json!(["claude:opus"]))
+        (&json!("review-blocked"), &json!(1), &json!(["claude:opus"])),
+        "the member that was out ran no review (SPEC §22)"
     );
     assert_eq!(e["unavailable"][0]["reviewer"], "codex:gpt-5-codex");
     assert_eq!(e["panel"][1]["verdict"], "failed");
     assert_eq!(e["cost_usd"], 0.01, "the member that ran still cost money");
+    // The block names who reviewed, not the panel as configured.
+    assert!(
+        reason.starts_with("An independent reviewer (a fresh claude:opus session"),
+        "{reason}"
+    );
+    assert_eq!(p.reviews_and_failed_attempts("cycle"), (1, 1));
+}
+
+#[test]
+fn a_panel_of_three_with_one_member_out_counts_two_reviews_and_names_the_two() {
+    let p = plan_review(json!({
+        "reviewers": ["claude:opus", "codex:gpt-5-codex", "gemini:gemini-2.5-pro"],
+        "review_mode": "panel"
+    }))
+    .codex(&Vendor::fail())
+    .gemini(&Vendor::rate_limited());
+    let run = p.stop();
+    let reason = run.reason();
+    assert!(
+        reason.starts_with(
+            "A panel of independent reviewers (claude:opus and codex:gpt-5-codex, each a fresh session"
+        ),
+        "{reason}"
+    );
+    assert!(
+        reason.contains("Failover: claude:opus and codex:gpt-5-codex reviewed; gemini:gemini-2.5-pro was unavailable"),
+        "{reason}"
+    );
+    let e = p.last_event();
+    assert_eq!(
+        (&e["reviews"], &e["reviewed_by"]),
+        (&json!(2), &json!(["claude:opus", "codex:gpt-5-codex"]))
+    );
+    assert_eq!(p.reviews_and_failed_attempts("plan"), (2, 1));
 }
 
 #[test]

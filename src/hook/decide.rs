@@ -284,6 +284,7 @@ fn conclude_review(f: &Facts, due: &Due, reviewed: &Reviewed) -> Outcome {
     let reason = message::address_review(
         f,
         due,
+        failover,
         reading,
         findings,
         streak,

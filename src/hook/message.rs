@@ -168,9 +168,11 @@ pub fn auto_continue(r: Review, streak: u64, target: Phase) -> String {
 }
 
 /// The block reason after a review that did not end the cycle (SPEC §5 step 17).
+/// `failover`: who reviewed when someone asked could not (SPEC §22).
 pub fn address_review(
     f: &Facts,
     due: &Due,
+    failover: &crate::model::cycle::Failover,
     reading: &Reading,
     findings: &[String],
     streak: u64,
@@ -206,19 +208,24 @@ pub fn address_review(
         q if q.is_empty() => " ".to_string(),
         q => q,
     };
-    // A panel is named member by member, never as one "claude:opus,codex:…" session.
-    let who = if due.panel && due.reviewers.len() > 1 {
-        let names: Vec<String> = due.reviewers.iter().map(ToString::to_string).collect();
-        let (last, rest) = names.split_last().expect("a panel has members");
-        format!(
+    // Who reviewed, never who was asked and could not (SPEC §22). A panel is named
+    // member by member, never as one "claude:opus,codex:…" session.
+    let names: Vec<String> = if failover.happened() {
+        failover.reviewed_by.clone()
+    } else if due.panel {
+        due.reviewers.iter().map(ToString::to_string).collect()
+    } else {
+        vec![due.model.clone()]
+    };
+    let who = match names.split_last() {
+        Some((last, rest)) if !rest.is_empty() => format!(
             "A panel of independent reviewers ({} and {last}, each a fresh session with none of your context)",
             rest.join(", ")
-        )
-    } else {
-        format!(
+        ),
+        _ => format!(
             "An independent reviewer (a fresh {} session with none of your context)",
-            due.model
-        )
+            names.first().unwrap_or(&due.model)
+        ),
     };
     format!(
         "{who} ran {r} #{n} on {what} and wrote {review}. \

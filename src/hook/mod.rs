@@ -395,13 +395,14 @@ fn run_plan(event: &Event, project: &Project, plan: String, host: &Host) -> Fini
                 Reviewed::Failed { reason, log, .. } => Some(format!("{reason} (log {log})")),
                 Reviewed::Verdict { .. } | Reviewed::Paused { .. } => None,
             };
-            if run.reviews > 0 || failure.is_some() {
+            if run.processes > 0 || failure.is_some() {
                 let mut ledger = snapshot::ledger(&dir, &plan);
                 ledger.record(&spend::Entry {
                     review: due.review.name(),
                     task: due.base.current_task.filter(|_| due.review == Review::Code),
                     iteration: due.iteration,
-                    processes: run.reviews,
+                    processes: run.processes,
+                    reviews: run.reviews,
                     reviewed: matches!(run.reviewed, Reviewed::Verdict { .. }),
                     failure: failure.as_deref(),
                     verdict: outcome.record.verdict,
@@ -415,8 +416,11 @@ fn run_plan(event: &Event, project: &Project, plan: String, host: &Host) -> Fini
                     );
                 }
             }
+            // `reviews`: only who reviewed (SPEC §22); what every process cost, whoever ran.
             if run.reviews > 0 {
                 outcome.record.reviews = Some(run.reviews);
+            }
+            if run.processes > 0 {
                 outcome.record.spend = run.spend;
                 outcome.record.panel = run.panel;
             }

@@ -73,7 +73,11 @@ impl Totals {
 
     fn add_entry(&mut self, e: &Entry) {
         if e.reviewed {
-            self.reviews = self.reviews.saturating_add(e.processes);
+            // SPEC §22: an unavailable reviewer that ran (replaced by another kind, or
+            // left out of a panel) is a failed attempt, never a review.
+            self.reviews = self.reviews.saturating_add(e.reviews);
+            let failed = e.processes.saturating_sub(e.reviews);
+            self.failed_attempts = self.failed_attempts.saturating_add(failed);
         } else {
             self.failed_attempts = self.failed_attempts.saturating_add(1);
         }
@@ -220,6 +224,8 @@ pub struct Entry<'a> {
     pub iteration: u64,
     /// Reviewer processes started (k for a panel of k).
     pub processes: u64,
+    /// Reviews that count: the reviewers whose review the verdict weighed (SPEC §22).
+    pub reviews: u64,
     /// The run produced a review; `false` for a failed attempt (counted in cost only).
     pub reviewed: bool,
     /// Why a failed attempt failed (`None` for a review, or a paused attempt).
@@ -409,6 +415,7 @@ mod tests {
             task: None,
             iteration,
             processes: 1,
+            reviews: u64::from(reviewed),
             reviewed,
             failure: (!reviewed).then_some("claude exited with status 1"),
             verdict: reviewed.then_some("FAIL"),
@@ -446,6 +453,28 @@ mod tests {
         let c = l.cycle.as_ref().unwrap();
         assert_eq!((c.totals.reviews, c.totals.failed_attempts), (1, 1));
         assert_eq!(c.verdicts.len(), 1);
+    }
+
+    /// SPEC §22: after a failover (alternate) or with a panel member out, only who
+    /// reviewed counts as a review; the unavailable reviewer's run is a failed attempt.
+    #[test]
+    fn an_unavailable_reviewer_that_ran_is_a_failed_attempt_never_a_review() {
+        let s = Spend::default();
+        let mut l = Ledger::default();
+        // claude ran and was unavailable, codex reviewed.
+        l.record(&Entry {
+            processes: 2,
+            ..entry(&s, 1, true)
+        });
+        // A panel of three, one member out.
+        l.record(&Entry {
+            processes: 3,
+            reviews: 2,
+            ..entry(&s, 2, true)
+        });
+        let c = l.cycle.as_ref().unwrap();
+        assert_eq!((c.totals.reviews, c.totals.failed_attempts), (3, 2));
+        assert_eq!((l.plan.reviews, l.plan.failed_attempts), (3, 2));
     }
 
     #[test]

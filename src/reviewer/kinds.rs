@@ -167,7 +167,11 @@ impl Job<'_> {
 #[derive(Debug)]
 pub struct Run {
     pub reviewed: Reviewed,
-    /// Reviewer processes started (k for a panel of k; 0 when none could start).
+    /// Reviewer processes started (k for a panel of k; 0 when none could start): each may
+    /// have cost money.
+    pub processes: u64,
+    /// Reviews that count (SPEC §22): the reviewers whose review the verdict weighs. An
+    /// unavailable reviewer's process is never one, even when it ran.
     pub reviews: u64,
     pub spend: Spend,
     /// A panel's members one by one; empty for a single reviewer.

@@ -85,6 +85,7 @@ pub fn review(project: &Project, f: &Facts, due: &Due, config: &Config, run: &St
                 log: String::new(),
                 exit: None,
             },
+            processes: 0,
             reviews: 0,
             spend: Spend::default(),
             panel: Vec::new(),
@@ -96,7 +97,7 @@ pub fn review(project: &Project, f: &Facts, due: &Due, config: &Config, run: &St
     let order = failover_order(reviewer, &due.base.reviewers);
     let mut unavailable: Vec<(Reviewer, kinds::Failure, String)> = Vec::new();
     let mut spend = Spend::default();
-    let mut reviews = 0;
+    let mut processes = 0;
     for (i, reviewer) in order.iter().enumerate() {
         let log = if i == 0 {
             run.log.clone()
@@ -125,7 +126,7 @@ pub fn review(project: &Project, f: &Facts, due: &Due, config: &Config, run: &St
             Kind::Codex => codex::attempt(&job),
             Kind::Gemini => gemini::attempt(&job),
         };
-        reviews += u64::from(attempt.started);
+        processes += u64::from(attempt.started);
         let ms = spend.reviewer_ms.unwrap_or(0) + attempt.spend.reviewer_ms.unwrap_or(0);
         spend = spend.alongside(&attempt.spend);
         spend.reviewer_ms = (ms > 0).then_some(ms);
@@ -166,8 +167,11 @@ pub fn review(project: &Project, f: &Facts, due: &Due, config: &Config, run: &St
                 verified: said.verified,
             },
         };
+        // One review, by this reviewer: the unavailable ones before it ran no review.
+        let reviews = u64::from(matches!(reviewed, Reviewed::Verdict { .. }));
         return Run {
             reviewed,
+            processes,
             reviews,
             spend,
             panel: Vec::new(),
@@ -175,7 +179,8 @@ pub fn review(project: &Project, f: &Facts, due: &Due, config: &Config, run: &St
     }
     Run {
         reviewed: all_unavailable(&unavailable, f.now),
-        reviews,
+        processes,
+        reviews: 0,
         spend,
         panel: Vec::new(),
     }

@@ -108,12 +108,13 @@ fn conclude(project: &Project, f: &Facts, due: &Due, attempts: Vec<Attempt>) -> 
     let spend = attempts
         .iter()
         .fold(Spend::default(), |acc, a| acc.alongside(&a.spend));
-    let reviews = attempts.iter().filter(|a| a.started).count() as u64;
+    let processes = attempts.iter().filter(|a| a.started).count() as u64;
     let members: Vec<Member> = attempts.iter().map(member).collect();
     let said: Vec<(&Reviewer, &Said)> = attempts
         .iter()
         .filter_map(|a| a.result.as_ref().ok().map(|s| (&a.reviewer, s)))
         .collect();
+    let reviewed_by = said.len() as u64;
     let reviewed = if said.is_empty() {
         // Nobody reviewed: a failure naming each member, or a pause when all of them
         // are at a usage limit that says when it resets.
@@ -174,8 +175,14 @@ fn conclude(project: &Project, f: &Facts, due: &Due, attempts: Vec<Attempt>) -> 
             },
         }
     };
+    // The members whose review the panel weighed; an unavailable member ran none.
+    let reviews = match reviewed {
+        Reviewed::Verdict { .. } => reviewed_by,
+        _ => 0,
+    };
     Run {
         reviewed,
+        processes,
         reviews,
         spend,
         panel: members,

@@ -58,7 +58,8 @@ pub struct Record {
     pub next_phase_before: Option<String>,
     pub phase_after: Option<String>,
     pub next_phase_after: Option<String>,
-    /// Reviewer runs this hook run made (k for a panel of k); absent when none ran.
+    /// Reviews this hook run made that count (k for a panel of k): an unavailable
+    /// reviewer's run is none, even when its process ran (SPEC §22); absent when none.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub reviews: Option<u64>,
     /// What they reported (SPEC §18), summed over a panel.

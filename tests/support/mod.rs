@@ -585,6 +585,18 @@ impl Project {
         serde_json::from_str(&run.stdout)
             .unwrap_or_else(|e| panic!("stdout is not JSON ({e}): {}", run.stdout))
     }
+
+    /// The reviews and the failed attempts `taskie status --json` counts in its spend of
+    /// `scope` (`cycle` or `plan`).
+    pub fn reviews_and_failed_attempts(&self, scope: &str) -> (u64, u64) {
+        let v = self.taskie_json(&["status", "--json"]);
+        let count = |field: &str| {
+            v["spend"][scope][field]
+                .as_u64()
+                .unwrap_or_else(|| panic!("spend.{scope}.{field}: {v}"))
+        };
+        (count("reviews"), count("failed_attempts"))
+    }
 }
 
 /// Helpers for checking a `taskie` run.
