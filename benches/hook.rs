@@ -75,12 +75,13 @@ fn fake_reviewer() {
         }
         let _ = fs::write(record, bytes);
     }
-    let prompt = args.last().map(|p| p.to_string_lossy().into_owned());
-    let path = prompt.as_deref().and_then(|p| {
-        p.lines()
-            .find_map(|l| l.strip_prefix(REVIEW_LINE))
-            .map(str::to_owned)
-    });
+    // The prompt comes on stdin, as it does to the real CLI.
+    let mut prompt = String::new();
+    let _ = std::io::Read::read_to_string(&mut std::io::stdin(), &mut prompt);
+    let path = prompt
+        .lines()
+        .find_map(|l| l.strip_prefix(REVIEW_LINE))
+        .map(str::to_owned);
     if let Some(path) = path {
         let _ = fs::write(
             path,

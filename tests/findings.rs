@@ -42,7 +42,7 @@ fn findings_keep_their_ids_across_a_cycle_and_status_counts_them() {
         ),
         "{reason}"
     );
-    let prompt = p.reviewer_args().last().unwrap().clone();
+    let prompt = p.reviewer_prompt();
     assert!(
         prompt.contains("  - F1 [fixed] Step 2 has no test — agent: fixed — added a test step\n")
             && prompt.contains("  - F2 [open] The name is unclear\n"),
@@ -66,6 +66,60 @@ fn findings_keep_their_ids_across_a_cycle_and_status_counts_them() {
             && text.contains(", 2 new findings"),
         "{text}"
     );
+}
+
+/// A ledger past what one argument may hold (128 KiB on Linux), with a NUL and terminal
+/// codes in a finding and in the agent's answer, still reaches the next reviewer: the
+/// prompt is on stdin, each text is one clean line, and past its bound the prompt names
+/// findings.json instead of quoting it.
+#[test]
+fn a_ledger_past_128_kib_with_a_nul_in_a_finding_still_reaches_the_next_reviewer() {
+    let long = "a long finding text ".repeat(150);
+    let findings: Vec<String> = (1..=60)
+        .map(|i| format!("Finding {i}\u{0}\u{1b}[2J: {long}"))
+        .collect();
+    let answer = json!({"type":"result","subtype":"success","is_error":false,"result":"{}",
+        "structured_output":{"verdict":"FAIL","summary":"Many problems.","findings":findings}});
+    let raw: &'static str = Box::leak(answer.to_string().into_boxed_str());
+    let p = Project::new()
+        .plan("p")
+        .state(due("plan-review"))
+        .reviewer(&Fake::fail().file(None).shape(Shape::Raw(raw)));
+    assert!(p.stop().reason().contains("- F1: Finding 1"));
+    let ledger = p.read("findings.json");
+    assert!(ledger.len() > 128 * 1024, "{} bytes", ledger.len());
+    assert!(
+        ledger.contains("Finding 1\\u0000"),
+        "the NUL is kept in the ledger"
+    );
+    std::fs::write(
+        p.plan_dir().join("plan-post-review-1.md"),
+        "# Post-review\n\n- F1: fixed \u{0}\u{7} with a \u{1b}]0;title\u{7} test\n",
+    )
+    .unwrap();
+    p.set_reviewer(&Fake::fail());
+    let run = p.stop();
+    assert_eq!(p.reviewer_calls(), 2, "review #2 ran");
+    assert!(run.reason().contains("Verdict: FAIL"), "{}", run.reason());
+    let prompt = p.reviewer_prompt();
+    assert!(
+        !prompt.chars().any(|c| c.is_control() && c != '\n'),
+        "no control character in the prompt"
+    );
+    assert!(
+        prompt.contains("  - F1 [fixed] Finding 1  [2J: a long finding text a long")
+            && prompt.contains(" — agent: fixed    with a  ]0;title  test\n"),
+        "{prompt}"
+    );
+    let more = prompt
+        .lines()
+        .find(|l| l.starts_with("  - … and "))
+        .expect("the findings past the bound are named by their file");
+    assert!(
+        more.ends_with("more, too long to quote here: read them (cycle `plan-review`) in .taskie/plans/p/findings.json"),
+        "{more}"
+    );
+    assert!(prompt.len() < 100 * 1024, "{} bytes", prompt.len());
 }
 
 #[test]

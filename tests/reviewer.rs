@@ -32,7 +32,7 @@ fn the_reviewer_gets_exactly_the_documented_arguments_environment_and_directory(
             r#"{"disableAllHooks":true}"#,
         ]
     );
-    assert_eq!(args.len(), 11, "the prompt is the last argument");
+    assert_eq!(args.len(), 10, "the prompt is not an argument");
     assert_eq!(
         p.reviewer_saw("skip"),
         "1",
@@ -42,7 +42,12 @@ fn the_reviewer_gets_exactly_the_documented_arguments_environment_and_directory(
         p.reviewer_saw("cwd").trim(),
         p.root().canonicalize().unwrap().to_str().unwrap()
     );
-    assert_eq!(p.reviewer_saw("stdin"), "", "stdin is empty");
+    let prompt = p.reviewer_prompt();
+    assert!(
+        prompt.starts_with("# Taskie: plan review")
+            && prompt.ends_with("structured output (the `verdict` field).\n"),
+        "the whole prompt is on stdin: {prompt}"
+    );
 }
 
 #[test]
@@ -71,7 +76,7 @@ fn the_reviewer_has_bounded_api_retries_and_none_of_the_parent_sessions_variable
 fn the_prompt_is_self_contained() {
     let p = code_review_project();
     p.stop();
-    let prompt = p.reviewer_args().pop().unwrap();
+    let prompt = p.reviewer_prompt();
     assert!(
         prompt.contains(taskie::reviewer::prompt::reviewer_instructions(
             taskie::model::phase::Review::Code

@@ -139,9 +139,9 @@ fn huge_task_ids_and_iterations_stay_numbers_and_stay_in_the_plan_directory() {
     );
 }
 
-/// The reviewer is started without a shell, and the only repository text in its command
-/// line is the prompt, passed as one argument. Shell syntax planted in every input the
-/// hook reads must not run.
+/// The reviewer is started without a shell, no repository text is in its command line
+/// (the prompt is on stdin). Shell syntax planted in every input the hook reads must not
+/// run.
 #[test]
 fn shell_syntax_in_state_tasks_and_file_contents_never_runs() {
     let evil = "$(touch pwned-1); `touch pwned-2`; touch pwned-3 && echo '\"; touch pwned-4; \"'";
@@ -160,8 +160,8 @@ fn shell_syntax_in_state_tasks_and_file_contents_never_runs() {
     let run = p.stop();
     assert!(run.is_block(), "the review ran: {}", run.stdout);
     let args = p.reviewer_args();
-    assert_eq!(args.len(), 11, "exactly the documented arguments");
-    assert_eq!(args[10].lines().filter(|l| l.contains("pwned")).count(), 0);
+    assert_eq!(args.len(), 10, "exactly the documented arguments");
+    assert!(!args.iter().any(|a| a.contains("pwned")), "{args:?}");
     let mut model = due("plan-review");
     model["review_model"] = json!("opus;touch pwned-5");
     let q = Project::new().plan("p").state(model);
@@ -184,7 +184,7 @@ fn the_prompt_cannot_be_made_to_name_another_output_path() {
                       "max_reviews": 8, "note": injected}),
         );
     assert!(p.stop().is_block());
-    let prompt = p.reviewer_args().pop().unwrap();
+    let prompt = p.reviewer_prompt();
     let outputs: Vec<&str> = prompt
         .lines()
         .filter(|l| l.contains("Write your review to"))

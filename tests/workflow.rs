@@ -777,8 +777,7 @@ fn each_reviewer_prompt_embeds_its_action_then_names_the_review_file_and_the_ver
     for r in REVIEWS {
         let p = project_due(r).reviewer(&Fake::fail());
         let reason = p.stop().reason();
-        let args = p.reviewer_args();
-        let prompt = args.last().unwrap();
+        let prompt = &p.reviewer_prompt();
 
         let whole = frontmatter(&action(r)).unwrap().body;
         let whole = whole.trim_start_matches('\n').trim_end();

@@ -100,6 +100,8 @@ pub struct ReviewPlan {
     /// The file the first reviewer's program starts as; `null` when it is not found, so
     /// the review would fail to start.
     pub program_path: Option<String>,
+    /// The start of the prompt the reviewer reads on stdin, and its length.
+    pub stdin: String,
     pub timeout_secs: f64,
     /// The hook's own timeout as Taskie registers it; a review must end before it.
     pub hook_timeout_secs: u64,
@@ -277,7 +279,7 @@ pub fn report(opts: &Options, cwd: Option<PathBuf>) -> Report {
         Step::Review(due) => {
             let config = reviewer::Config::from_env(&mut |w| eprintln!("taskie-hook: {w}"));
             // The first reviewer's command line (each panel member has its own).
-            let argv = reviewer::command_line(&project, &facts, &due, &config, &shorten);
+            let (argv, stdin) = reviewer::command_line(&project, &facts, &due, &config, &shorten);
             r.branch = "review-due".into();
             r.warnings.extend(config.timeout_warning());
             let mut kinds = Vec::new();
@@ -307,6 +309,7 @@ pub fn report(opts: &Options, cwd: Option<PathBuf>) -> Report {
                 post_review_file: facts.rel(&due.post_file),
                 command: argv,
                 program_path: program_path.map(|p| p.display().to_string()),
+                stdin,
                 timeout_secs: config.timeout.as_secs_f64(),
                 hook_timeout_secs: reviewer::config::HOOK_TIMEOUT_SECS,
             });
@@ -429,6 +432,7 @@ pub fn human(r: &Report) -> String {
                 ),
             ),
         }
+        line(&mut out, "stdin:", review.stdin.clone());
         line(
             &mut out,
             "timeout:",

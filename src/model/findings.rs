@@ -3,6 +3,7 @@
 //! reviewer verifies fixes instead of rediscovering the same three findings a round. Pure:
 //! the ledger is `findings.json` beside the state (written by the store under the lock).
 
+use crate::model::text::prompt_line;
 use serde::{Deserialize, Serialize};
 
 /// What a reviewer said about the ledger's findings: ids whose fix it confirmed, and ids
@@ -259,8 +260,16 @@ impl Ledger {
     }
 
     /// The ledger as the next reviewer's prompt carries it, with SPEC §21's instructions;
-    /// empty when the cycle has no findings yet.
-    pub fn for_prompt(&self, review: &str, task: Option<u64>, iteration: u64) -> String {
+    /// empty when the cycle has no findings yet. Each text and answer is one clean line of
+    /// at most [`PROMPT_TEXT_MAX`] characters; past [`PROMPT_LEDGER_MAX`] bytes the rest
+    /// are not quoted and the prompt names `file`, the ledger, instead.
+    pub fn for_prompt(
+        &self,
+        review: &str,
+        task: Option<u64>,
+        iteration: u64,
+        file: &str,
+    ) -> String {
         let Some(c) = self.cycle(review, task).filter(|_| iteration > 1) else {
             return String::new();
         };
@@ -270,18 +279,27 @@ impl Ledger {
         let mut text = String::from(
             "- The findings ledger of this cycle (id, status, text, and the agent's answer):\n",
         );
-        for f in &c.findings {
+        let listed = text.len();
+        for (i, f) in c.findings.iter().enumerate() {
             let answer = f
                 .answer
                 .as_deref()
-                .map(|a| format!(" — agent: {a}"))
+                .map(|a| format!(" — agent: {}", prompt_line(a, PROMPT_TEXT_MAX)))
                 .unwrap_or_default();
-            text.push_str(&format!(
+            let line = format!(
                 "  - {} [{}] {}{answer}\n",
-                f.id,
+                prompt_line(&f.id, 40),
                 f.status.as_str(),
-                f.text.replace('\n', " ")
-            ));
+                prompt_line(&f.text, PROMPT_TEXT_MAX)
+            );
+            if text.len() - listed + line.len() > PROMPT_LEDGER_MAX {
+                text.push_str(&format!(
+                    "  - … and {} more, too long to quote here: read them (cycle `{review}`) in {file}\n",
+                    c.findings.len() - i
+                ));
+                break;
+            }
+            text.push_str(&line);
         }
         text.push_str(
             "  Verify every `fixed` finding in the work itself: list the ids you confirmed in `resolved`, and the \
@@ -293,6 +311,12 @@ impl Ledger {
         text
     }
 }
+
+/// The most characters of one finding's text, or of one answer, a prompt quotes.
+pub const PROMPT_TEXT_MAX: usize = 2_000;
+/// The most bytes of findings a prompt quotes; the rest are named by their file. Far below
+/// what any reviewer CLI reads (Gemini's stops at 8 MiB of stdin) and what a model takes.
+pub const PROMPT_LEDGER_MAX: usize = 64 * 1024;
 
 /// Whether `said` names the finding `id` (`F3`, `f3`, `[F3]`).
 fn same_id(said: &str, id: &str) -> bool {
@@ -447,7 +471,7 @@ mod tests {
             None,
             "F1: fixed — added tests\nF2: won't fix — intended\n",
         );
-        let p = l.for_prompt("plan-review", None, 2);
+        let p = l.for_prompt("plan-review", None, 2, "findings.json");
         assert!(
             p.contains("  - F1 [fixed] No tests — agent: fixed — added tests\n"),
             "{p}"
@@ -461,7 +485,45 @@ mod tests {
                 && p.contains("`reopened`")
                 && p.contains("in this one review")
         );
-        assert_eq!(l.for_prompt("plan-review", None, 1), "");
+        assert_eq!(l.for_prompt("plan-review", None, 1, "findings.json"), "");
+    }
+
+    #[test]
+    fn the_prompts_ledger_is_cleaned_of_control_characters_and_names_the_file_past_its_bound() {
+        let mut l = Ledger::default();
+        let long = "x".repeat(3 * PROMPT_TEXT_MAX);
+        let texts: Vec<String> = (0..100)
+            .map(|i| format!("finding {i}\0 with a NUL\x1b[2J{long}"))
+            .collect();
+        l.record_review("plan-review", None, 1, &texts, &[], &[]);
+        l.record_post_review(
+            "plan-review",
+            None,
+            "F1: fixed\0\x07 by \x1b]0;title\x07 it\n",
+        );
+        let p = l.for_prompt("plan-review", None, 2, ".taskie/plans/p/findings.json");
+        assert!(
+            !p.chars().any(|c| c.is_control() && c != '\n'),
+            "no control character but the line ends"
+        );
+        assert!(
+            p.contains("  - F1 [fixed] finding 0  with a NUL [2Jxxx"),
+            "{}",
+            &p[..300]
+        );
+        assert!(p.contains(" — agent: fixed   by  ]0;title  it\n"));
+        let quoted = p.matches("\n  - F").count();
+        assert!(quoted < 100 && quoted > 10, "{quoted} quoted");
+        assert!(
+            p.contains(&format!(
+                "  - … and {} more, too long to quote here: read them (cycle `plan-review`) in .taskie/plans/p/findings.json\n",
+                100 - quoted
+            )),
+            "{}",
+            &p[p.len() - 800..]
+        );
+        assert!(p.len() < PROMPT_LEDGER_MAX + 2 * 1024, "{} bytes", p.len());
+        assert!(p.ends_with("not in this ledger.\n"));
     }
 
     #[test]

@@ -22,6 +22,17 @@ pub fn clip(text: &str, max: usize) -> String {
     }
 }
 
+/// `text` from a file as one line of a prompt: every control character (a NUL, an escape
+/// sequence's ESC, a line break) becomes a space, and it is [`clip`]ped to `max`
+/// characters, so no file can break the prompt's layout or smuggle terminal codes in.
+pub fn prompt_line(text: &str, max: usize) -> String {
+    let cleaned: String = text
+        .chars()
+        .map(|c| if c.is_control() { ' ' } else { c })
+        .collect();
+    clip(&cleaned, max)
+}
+
 /// A length of time as status and the messages show it: `3m 04s`, `75m 00s`.
 pub fn minutes_seconds(secs: u64) -> String {
     format!("{}m {:02}s", secs / 60, secs % 60)
@@ -91,6 +102,15 @@ pub fn shell_quote(arg: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_prompt_line_has_no_control_characters_and_is_bounded() {
+        assert_eq!(
+            prompt_line("a\0b\x1b[31mc\r\nd\te\u{85}f", 100),
+            "a b [31mc  d e f"
+        );
+        assert_eq!(prompt_line("ééééé", 3), "éé…");
+    }
 
     #[test]
     fn shell_words_are_quoted_only_when_they_need_it() {

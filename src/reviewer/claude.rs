@@ -22,13 +22,14 @@ use std::path::Path;
 /// (SPEC §8). One `=` argument, because the option takes a list and would swallow the
 /// prompt.
 pub const ALLOWED_TOOLS: &str = "--allowedTools=Bash,Read,Write,Edit,Grep,Glob";
-/// The exact arguments of SPEC §8.
-pub fn args(model: &str, prompt: &str) -> Vec<OsString> {
-    args_with_budget(model, prompt, None)
+/// The exact arguments of SPEC §8. The prompt goes on stdin: `--print` without a prompt
+/// argument reads it there.
+pub fn args(model: &str) -> Vec<OsString> {
+    args_with_budget(model, None)
 }
 
 /// [`args`], with `--max-budget-usd` when the plan has a budget (SPEC §18).
-pub fn args_with_budget(model: &str, prompt: &str, budget: Option<f64>) -> Vec<OsString> {
+pub fn args_with_budget(model: &str, budget: Option<f64>) -> Vec<OsString> {
     let schema = result::answer_schema(false);
     let budget = budget.map(spend::dollars);
     let budget_args = budget
@@ -50,7 +51,6 @@ pub fn args_with_budget(model: &str, prompt: &str, budget: Option<f64>) -> Vec<O
     ];
     head.into_iter()
         .chain(budget_args)
-        .chain([prompt])
         .map(OsString::from)
         .collect()
 }
@@ -77,7 +77,8 @@ pub fn attempt(job: &kinds::Job, review_path: &Path, review_rel: &str) -> kinds:
     let prompt = prompt::build_for(&project.root, f, due, prompt::Delivery::File(review_rel));
     let spec = job.spec(
         &config.program,
-        args_with_budget(&job.reviewer.model, &prompt, job.budget),
+        args_with_budget(&job.reviewer.model, job.budget),
+        &prompt,
     );
     job.start();
     let outcome = process::run(&spec);
@@ -252,22 +253,22 @@ mod tests {
     }
 
     #[test]
-    fn a_budget_adds_max_budget_usd_before_the_prompt() {
-        let a: Vec<String> = args_with_budget("opus", "PROMPT", Some(0.75000000001))
+    fn a_budget_adds_max_budget_usd_at_the_end() {
+        let a: Vec<String> = args_with_budget("opus", Some(0.75000000001))
             .into_iter()
             .map(|s| s.into_string().unwrap())
             .collect();
-        let plain: Vec<String> = args("opus", "PROMPT")
+        let plain: Vec<String> = args("opus")
             .into_iter()
             .map(|s| s.into_string().unwrap())
             .collect();
-        assert_eq!(a[..a.len() - 3], plain[..plain.len() - 1]);
-        assert_eq!(a[a.len() - 3..], ["--max-budget-usd", "0.75", "PROMPT"]);
+        assert_eq!(a[..a.len() - 2], plain[..]);
+        assert_eq!(a[a.len() - 2..], ["--max-budget-usd", "0.75"]);
     }
 
     #[test]
     fn arguments_are_exactly_the_documented_ones() {
-        let a: Vec<String> = args("opus", "PROMPT")
+        let a: Vec<String> = args("opus")
             .into_iter()
             .map(|s| s.into_string().unwrap())
             .collect();
@@ -284,7 +285,6 @@ mod tests {
                 "--allowedTools=Bash,Read,Write,Edit,Grep,Glob",
                 "--settings",
                 r#"{"disableAllHooks":true}"#,
-                "PROMPT"
             ]
         );
     }

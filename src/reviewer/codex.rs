@@ -18,8 +18,8 @@ use std::path::Path;
 /// Where the schema file is written, in the logs directory.
 pub const SCHEMA_FILE: &str = "codex-output-schema.json";
 
-/// The arguments after the program name.
-pub fn args(model: &str, schema: &Path, prompt: &str) -> Vec<OsString> {
+/// The arguments after the program name; `-` reads the prompt from stdin.
+pub fn args(model: &str, schema: &Path) -> Vec<OsString> {
     let mut a: Vec<OsString> = ["exec", "--json", "--output-schema"]
         .into_iter()
         .map(OsString::from)
@@ -37,9 +37,7 @@ pub fn args(model: &str, schema: &Path, prompt: &str) -> Vec<OsString> {
             "--ephemeral",
             "--color",
             "never",
-            // A prompt is never taken for an option.
-            "--",
-            prompt,
+            "-",
         ]
         .into_iter()
         .map(OsString::from),
@@ -69,7 +67,7 @@ pub fn attempt(job: &Job) -> Attempt {
     kinds::run(
         job,
         &job.config.codex,
-        args(&job.reviewer.model, &schema, &prompt),
+        args(&job.reviewer.model, &schema),
         &prompt,
         |stdout, stderr, code| {
             let events = Events::parse(stdout);
@@ -323,7 +321,7 @@ mod tests {
 
     #[test]
     fn the_arguments_are_the_documented_ones() {
-        let a: Vec<String> = args("gpt-5-codex", Path::new("/s.json"), "-PROMPT")
+        let a: Vec<String> = args("gpt-5-codex", Path::new("/s.json"))
             .into_iter()
             .map(|s| s.into_string().unwrap())
             .collect();
@@ -344,8 +342,7 @@ mod tests {
                 "--ephemeral",
                 "--color",
                 "never",
-                "--",
-                "-PROMPT"
+                "-"
             ]
         );
     }

@@ -27,6 +27,13 @@ impl fmt::Display for ReviewerError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             ReviewerError::Spawn(kind, p, e) => {
+                let program = p.to_string_lossy();
+                // Only a missing or unrunnable program is fixed by installing one; any
+                // other cause (a full disk, too many processes) is named as it is.
+                use std::io::ErrorKind::{NotFound, PermissionDenied};
+                if !matches!(e.kind(), NotFound | PermissionDenied) {
+                    return write!(f, "could not start `{program}` ({e})");
+                }
                 let var = program_var(*kind).name();
                 let default = program_var(*kind).default().unwrap_or_default();
                 let product = match kind {
@@ -36,8 +43,7 @@ impl fmt::Display for ReviewerError {
                 };
                 write!(
                     f,
-                    "could not start `{}` ({e}); install {product} so `{default}` is on PATH, or set {var}",
-                    p.to_string_lossy()
+                    "could not start `{program}` ({e}); install {product} so `{default}` is on PATH, or set {var}"
                 )
             }
             ReviewerError::Timeout(t) => {

@@ -12,11 +12,12 @@ use serde::Deserialize;
 use std::collections::BTreeMap;
 use std::ffi::OsString;
 
-/// The arguments after the program name.
-pub fn args(model: &str, prompt: &str) -> Vec<OsString> {
+/// The arguments after the program name. The prompt is on stdin: `-p` makes the run
+/// headless, and gemini puts what it reads on stdin before the (empty) `-p` text.
+pub fn args(model: &str) -> Vec<OsString> {
     [
         "-p",
-        prompt,
+        "",
         "--output-format",
         "json",
         "-m",
@@ -42,7 +43,7 @@ pub fn attempt(job: &Job) -> Attempt {
     kinds::run(
         job,
         &job.config.gemini,
-        args(&job.reviewer.model, &prompt),
+        args(&job.reviewer.model),
         &prompt,
         |stdout, stderr, code| {
             let output = Output::parse(stdout, stderr);
@@ -237,7 +238,7 @@ mod tests {
 
     #[test]
     fn the_arguments_are_the_documented_ones() {
-        let a: Vec<String> = args("gemini-2.5-pro", "PROMPT")
+        let a: Vec<String> = args("gemini-2.5-pro")
             .into_iter()
             .map(|s| s.into_string().unwrap())
             .collect();
@@ -245,7 +246,7 @@ mod tests {
             a,
             [
                 "-p",
-                "PROMPT",
+                "",
                 "--output-format",
                 "json",
                 "-m",

@@ -135,8 +135,9 @@ impl Job<'_> {
     }
 
     /// The process spec every kind shares: no shell, the project as working directory,
-    /// the recursion guard, the time limit and the output bounds of SPEC §8.
-    pub fn spec(&self, program: &OsString, args: Vec<OsString>) -> process::Spec {
+    /// the prompt on stdin, the recursion guard, the time limit and the output bounds of
+    /// SPEC §8.
+    pub fn spec(&self, program: &OsString, args: Vec<OsString>, prompt: &str) -> process::Spec {
         let mut env: Vec<(OsString, OsString)> =
             vec![(crate::env::Var::HookSkip.name().into(), "1".into())];
         if self.reviewer.kind == Kind::Claude {
@@ -148,6 +149,9 @@ impl Job<'_> {
             cwd: self.project.root.clone(),
             env,
             env_remove: PARENT_SESSION_VARS.iter().map(Into::into).collect(),
+            // On stdin, never as an argument: an argument is limited in size (128 KiB on
+            // Linux) and cannot hold a NUL, and the prompt grows with the ledger.
+            stdin: prompt.as_bytes().to_vec(),
             timeout: self.config.timeout,
             stdout_limit: STDOUT_LIMIT,
             stderr_limit: STDERR_LIMIT,
@@ -288,7 +292,7 @@ pub fn run(
     prompt: &str,
     read: impl FnOnce(&[u8], &[u8], i32) -> (Spend, Result<Said, Failure>),
 ) -> Attempt {
-    let spec = job.spec(program, args);
+    let spec = job.spec(program, args, prompt);
     job.start();
     let outcome = process::run(&spec);
     crate::reviewer::log::write(job.log, &spec, prompt, &outcome);

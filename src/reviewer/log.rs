@@ -35,19 +35,13 @@ pub fn write(
     let shown: Vec<String> = spec
         .args
         .iter()
-        .map(|a| a.to_string_lossy())
-        .map(|a| {
-            if a == prompt {
-                format!("<prompt: {} bytes>", prompt.len())
-            } else {
-                a.into_owned()
-            }
-        })
+        .map(|a| a.to_string_lossy().into_owned())
         .collect();
     text.push_str(&format!(
-        "command: {} {}\n",
+        "command: {} {}\nstdin: <prompt: {} bytes>\n",
         spec.program.to_string_lossy(),
-        shown.join(" ")
+        shown.join(" "),
+        prompt.len()
     ));
     text.push_str(&format!(
         "cwd: {}\ntimeout_s: {}\n",

@@ -306,40 +306,36 @@ pub fn header(review_path: &Path, failover: &Failover) -> std::io::Result<()> {
     atomic::insert(review_path, 0, text.as_bytes())
 }
 
-/// The command line of review `due`'s first reviewer, its prompt passed through
-/// `shorten` (for `--dry-run`).
+/// The command line of review `due`'s first reviewer, and its prompt (read on stdin)
+/// passed through `shorten` (for `--dry-run`).
 pub fn command_line(
     project: &Project,
     f: &Facts,
     due: &Due,
     config: &Config,
     shorten: &dyn Fn(&str) -> String,
-) -> Vec<String> {
+) -> (Vec<String>, String) {
     let Some(reviewer) = due.reviewers.first() else {
-        return Vec::new();
+        return (Vec::new(), String::new());
     };
-    let args = match reviewer.kind {
-        Kind::Claude => {
-            let prompt = prompt::build(&project.root, f, due);
-            claude::args_with_budget(&reviewer.model, &shorten(&prompt), claude::budget(due))
-        }
-        Kind::Codex => {
-            let prompt = prompt::build_for(&project.root, f, due, prompt::Delivery::Structured);
-            codex::args(
-                &reviewer.model,
-                &project.logs().join(codex::SCHEMA_FILE),
-                &shorten(&prompt),
-            )
-        }
-        Kind::Gemini => {
-            let prompt = prompt::build_for(&project.root, f, due, prompt::Delivery::Response);
-            gemini::args(&reviewer.model, &shorten(&prompt))
-        }
+    let review_rel = f.rel(&due.review_file);
+    let (args, delivery) = match reviewer.kind {
+        Kind::Claude => (
+            claude::args_with_budget(&reviewer.model, claude::budget(due)),
+            prompt::Delivery::File(&review_rel),
+        ),
+        Kind::Codex => (
+            codex::args(&reviewer.model, &project.logs().join(codex::SCHEMA_FILE)),
+            prompt::Delivery::Structured,
+        ),
+        Kind::Gemini => (gemini::args(&reviewer.model), prompt::Delivery::Response),
     };
-    std::iter::once(config.program(reviewer.kind))
+    let prompt = prompt::build_for(&project.root, f, due, delivery);
+    let argv = std::iter::once(config.program(reviewer.kind))
         .chain(args.iter())
         .map(|a| a.to_string_lossy().into_owned())
-        .collect()
+        .collect();
+    (argv, shorten(&prompt))
 }
 
 #[cfg(test)]

@@ -1,6 +1,7 @@
 //! Robust subprocess runner for the reviewer (SPEC §8, §5 step 16).
 //!
-//! Guarantees: no shell, stdin is `/dev/null`, the child runs in its own process group, output
+//! Guarantees: no shell, stdin is the given input (then end of file) or `/dev/null`, the
+//! child runs in its own process group, output
 //! capture is bounded, the call never blocks forever (every wait has a deadline), and on a
 //! timeout the whole group is terminated (TERM, then KILL after [`TERM_GRACE`]).
 //!
@@ -62,6 +63,8 @@ pub struct Spec {
     pub env: Vec<(OsString, OsString)>,
     /// Removed from the inherited environment.
     pub env_remove: Vec<OsString>,
+    /// What the program reads on stdin, then end of file; empty: `/dev/null`.
+    pub stdin: Vec<u8>,
     pub timeout: Duration,
     /// Bytes of stdout kept; the rest is read and discarded.
     pub stdout_limit: usize,
@@ -249,7 +252,7 @@ fn spawn(spec: &Spec, group: Option<Pid>) -> io::Result<Child> {
     cmd.args(&spec.args)
         .current_dir(&spec.cwd)
         .envs(spec.env.iter().map(|(k, v)| (k, v)))
-        .stdin(Stdio::null())
+        .stdin(input(&spec.stdin)?)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         // A group of its own (with its guardian), so a timeout can signal the reviewer and
@@ -263,6 +266,33 @@ fn spawn(spec: &Spec, group: Option<Pid>) -> io::Result<Child> {
         set_parent_death_signal(&mut cmd);
     }
     cmd.spawn()
+}
+
+/// Stdin holding `bytes`: an anonymous file already written and rewound, not a pipe, so
+/// the hook never waits on a reviewer that does not read, needs no writer thread, and the
+/// reader finds all of it there at once (Gemini's CLI gives up on stdin that stays empty
+/// for half a second). Empty input is `/dev/null`.
+fn input(bytes: &[u8]) -> io::Result<Stdio> {
+    use std::io::{Seek, Write};
+    if bytes.is_empty() {
+        return Ok(Stdio::null());
+    }
+    let mut file = anonymous_file()?;
+    file.write_all(bytes)?;
+    file.rewind()?;
+    Ok(Stdio::from(file))
+}
+
+/// A file with no name, gone when its last descriptor closes. Linux: in memory, so a full
+/// or read-only temporary directory does not matter.
+fn anonymous_file() -> io::Result<std::fs::File> {
+    #[cfg(target_os = "linux")]
+    if let Ok(fd) =
+        rustix::fs::memfd_create("taskie-reviewer-prompt", rustix::fs::MemfdFlags::CLOEXEC)
+    {
+        return Ok(std::fs::File::from(fd));
+    }
+    tempfile::tempfile()
 }
 
 /// The process group of `pid`, if it can be read.
@@ -713,6 +743,7 @@ mod tests {
             cwd: std::env::temp_dir(),
             env_remove: vec![],
             env: vec![],
+            stdin: vec![],
             timeout: Duration::from_secs(20),
             stdout_limit: MIB,
             stderr_limit: MIB,
@@ -953,6 +984,22 @@ mod tests {
         each_watch(&spec, |out| {
             assert_eq!(out.ending, Ending::Exited(0));
             assert!(out.stdout.is_empty());
+        });
+    }
+
+    #[test]
+    fn stdin_holds_the_input_whole_however_long_and_whatever_its_bytes() {
+        // Past a pipe's buffer and an argument's limit, with a NUL and other controls.
+        let mut input: Vec<u8> = b"head\0\x01\x1b[31m\n".to_vec();
+        input.extend((0..300_000u32).map(|i| b'a' + (i % 26) as u8));
+        input.extend_from_slice(b"\ntail\n");
+        let mut spec = sh("");
+        spec.program = "cat".into();
+        spec.args = vec![];
+        spec.stdin = input.clone();
+        each_watch(&spec, |out| {
+            assert_eq!(out.ending, Ending::Exited(0));
+            assert!(out.stdout == input, "{} bytes back", out.stdout.len());
         });
     }
 

@@ -104,6 +104,7 @@ pub fn build_for(project: &Path, f: &Facts, due: &Due, delivery: Delivery) -> St
         r.name(),
         due.task,
         due.iteration,
+        &f.rel(crate::model::plan_file::FINDINGS_FILE),
     );
     if !ledger.is_empty() {
         p.push_str(&ledger);

@@ -146,6 +146,24 @@ fn the_real_reviewer_runs_as_root_and_its_structured_review_becomes_the_review_f
     assert!(!prompt.contains("Standalone use"), "{prompt}");
 }
 
+/// The prompt is on stdin, read whole by the real CLI (`--print` without a prompt
+/// argument), however long: past a pipe's buffer here.
+#[test]
+fn the_real_claude_reads_a_long_prompt_whole_on_stdin() {
+    let p = crate::support::long_ledger(Project::new().plan("p"));
+    let home = tempfile::tempdir().unwrap();
+    let api = FakeApi::start(|r| review_reply(r, "FAIL", "Step 2 has no test"));
+    let run = hook_stop(&p, &api, home.path());
+    assert!(run.reason().contains("Verdict: FAIL"), "{}", run.stdout);
+    let bodies: Vec<serde_json::Value> = api
+        .requests()
+        .iter()
+        .filter(|r| r.messages.is_some())
+        .filter_map(|r| serde_json::from_str(&r.body).ok())
+        .collect();
+    crate::support::assert_prompt_reached_the_model(&crate::support::logged_prompt(&p), &bodies);
+}
+
 #[test]
 fn an_api_outage_fails_the_review_within_a_few_attempts_in_the_clis_words() {
     let p = Project::new().plan("p").state(due("plan-review"));

@@ -217,6 +217,44 @@ fn the_real_codex_reviews_with_the_output_schema_and_taskie_writes_its_review() 
     );
 }
 
+/// `codex exec -` reads the prompt from stdin, whole, however long.
+#[test]
+fn the_real_codex_reads_a_long_prompt_whole_on_stdin() {
+    let api = codex_api("FAIL");
+    let h = home();
+    let p = with_codex(
+        crate::support::long_ledger(plan(json!({"reviewers": ["codex:gpt-5-codex"]}))),
+        &api,
+        h.path(),
+    );
+    let run = p.stop();
+    assert!(run.is_block(), "{}", run.stdout);
+    let bodies: Vec<Value> = api.requests().iter().filter_map(|r| r.json()).collect();
+    crate::support::assert_prompt_reached_the_model(&crate::support::logged_prompt(&p), &bodies);
+}
+
+/// `gemini -p ""` is headless and reads the prompt from stdin, whole, however long.
+#[test]
+fn the_real_gemini_reads_a_long_prompt_whole_on_stdin() {
+    let api = FakeGemini::start(|_| fake_gemini::Reply::Text {
+        text: "## Review\n\nRead the long ledger.\n\nVERDICT: FAIL".into(),
+        prompt_tokens: 20000,
+        output_tokens: 10,
+    })
+    .unwrap();
+    let h = home();
+    let p = with_gemini(
+        crate::support::long_ledger(plan(json!({"reviewers": ["gemini:gemini-2.5-pro"]}))),
+        &api,
+        h.path(),
+    );
+    let run = p.stop();
+    assert!(run.is_block(), "{}", run.stdout);
+    assert!(p.read("plan-review-2.md").contains("Read the long ledger."));
+    let bodies: Vec<Value> = api.requests().iter().filter_map(|r| r.json()).collect();
+    crate::support::assert_prompt_reached_the_model(&crate::support::logged_prompt(&p), &bodies);
+}
+
 #[test]
 fn a_real_codex_and_gemini_panel_passes_the_cycle_in_one_stop() {
     let codex = codex_api("PASS");

@@ -235,6 +235,11 @@ impl Project {
         args
     }
 
+    /// The prompt the last reviewer run read on stdin.
+    pub fn reviewer_prompt(&self) -> String {
+        self.reviewer_saw("stdin")
+    }
+
     /// A file the fake reviewer wrote about its environment (`skip`, `cwd`, `stdin`).
     pub fn reviewer_saw(&self, what: &str) -> String {
         std::fs::read_to_string(self.reviewer_dir().join(what)).unwrap_or_default()
@@ -444,8 +449,7 @@ impl Fake {
              : > \"$here/args\"\nfor a; do printf '%s\\n--END-ARG--\\n' \"$a\" >> \"$here/args\"; done\n\
              printf '%s' \"$TASKIE_HOOK_SKIP\" > \"$here/skip\"\npwd > \"$here/cwd\"\ncat > \"$here/stdin\"\n\
              env > \"$here/env\"\n\
-             for a; do prompt=\"$a\"; done\n\
-             path=$(printf '%s\\n' \"$prompt\" | sed -n 's/^- Write your review to exactly this file, creating it: //p')\n",
+             path=$(sed -n 's/^- Write your review to exactly this file, creating it: //p' \"$here/stdin\")\n",
         );
         if self.grandchild {
             s.push_str("sleep 1000 &\necho $! > \"$here/grandchild\"\n");

@@ -18,8 +18,7 @@ const PROLOGUE: &str = "#!/bin/sh\n\
 here=$(dirname \"$0\")\n\
 echo run >> \"$here/calls\"\n\
 echo $$ >> \"$here/pids\"\n\
-for a; do prompt=\"$a\"; done\n\
-path=$(printf '%s\\n' \"$prompt\" | sed -n 's/^- Write your review to exactly this file, creating it: //p')\n";
+path=$(sed -n 's/^- Write your review to exactly this file, creating it: //p')\n";
 
 /// Shell that writes a FAIL review and prints the CLI's result object, as `claude` does.
 pub const REVIEW_FAIL: &str = "printf '# Review\\n\\n- Fix the thing\\n\\nVERDICT: FAIL\\n' > \"$path\"\n\
