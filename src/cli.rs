@@ -3,7 +3,7 @@
 
 use crate::commands::Invocation;
 use crate::commands::mark::Mark;
-use crate::commands::{advance, continue_plan, init, mark, resume, state, status, validate};
+use crate::commands::{advance, continue_plan, init, mark, resume, run, state, status, validate};
 use crate::error::Error;
 use crate::hook::{self, dry_run};
 use clap::{Args, Parser, Subcommand};
@@ -54,6 +54,9 @@ pub enum Command {
     Advance(PlanArg),
     /// Lift a reviewer usage-limit pause: the next stop runs the review.
     Resume(PlanArg),
+    /// Run the plan's tasks unattended: one agent session per ready task in a git worktree
+    /// of its own, each gated by the hook, merged when its review passed (docs/run.md).
+    Run(RunArgs),
     /// Run the Stop hook, exactly as taskie-hook does.
     Hook(HookArgs),
     /// Print where the native taskie-hook is, to register the hook by hand (no Node per stop).
@@ -118,6 +121,28 @@ pub struct InitArgs {
     /// The plan's review budget in US dollars: reviews stop once it is spent.
     #[arg(long, value_name = "USD")]
     pub max_cost_usd: Option<String>,
+}
+
+#[derive(Debug, Clone, Args)]
+pub struct RunArgs {
+    #[command(flatten)]
+    pub plan: PlanArg,
+    /// Agent sessions at once (at most 2 of one vendor).
+    #[arg(short = 'j', long = "jobs", value_name = "N", default_value_t = 2)]
+    pub jobs: usize,
+    /// The agent CLI each session runs (TASKIE_AGENT names another program called the same way).
+    #[arg(long, value_name = "CLI", default_value = "claude", value_parser = ["claude", "codex", "gemini"])]
+    pub agent: String,
+    /// none: leave the integration branch and print its name; ff: fast-forward your branch
+    /// to it once the all-code review passed (never a force).
+    #[arg(long, value_name = "HOW", default_value = "none", value_parser = ["none", "ff"])]
+    pub land: String,
+    /// Continue the plan's last run after a crash or a partial end.
+    #[arg(long)]
+    pub resume: bool,
+    /// Print one JSON object at the end (progress goes to stderr).
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Clone, Args)]
@@ -372,6 +397,22 @@ fn dispatch(command: Command, inv: &Invocation, out: &mut dyn Write) -> Result<(
         }
         Command::Advance(p) => advance::run(inv, p.plan.as_deref(), out),
         Command::Resume(p) => resume::run(inv, p.plan.as_deref(), out),
+        Command::Run(a) => run::run(
+            inv,
+            &run::Options {
+                plan: a.plan.plan,
+                jobs: a.jobs,
+                agent: crate::model::host::Client::parse(&a.agent).unwrap_or_default(),
+                land: if a.land == "ff" {
+                    crate::model::run::journal::Land::Ff
+                } else {
+                    crate::model::run::journal::Land::None
+                },
+                json: a.json,
+                resume: a.resume,
+            },
+            out,
+        ),
         Command::Hook(args) => {
             run_hook(&args);
             Ok(())

@@ -28,6 +28,14 @@ pub enum Var {
     Home,
     /// Where the dry run looks for a reviewer program, as the spawn would.
     Path,
+    /// The agent program `taskie run` starts for each task (SPEC §23).
+    Agent,
+    /// `<run>:<task>`: set by `taskie run` for the sessions it starts.
+    Run,
+    /// Where `taskie run` puts its worktrees.
+    XdgDataHome,
+    /// Tests only: kill `taskie run` at a journal step (`store/run.rs`).
+    TestKillAt,
     /// Test builds only: hold the hook at a named point (`store/atomic.rs`).
     TestPauseAt,
     /// Test builds only: the time (Unix seconds) the usage-limit pause takes as now
@@ -59,6 +67,10 @@ impl Var {
             Var::XdgCacheHome => "XDG_CACHE_HOME",
             Var::Home => "HOME",
             Var::Path => "PATH",
+            Var::Agent => "TASKIE_AGENT",
+            Var::Run => "TASKIE_RUN",
+            Var::XdgDataHome => "XDG_DATA_HOME",
+            Var::TestKillAt => "TASKIE_TEST_KILL_AT",
             Var::TestPauseAt => "TASKIE_TEST_PAUSE_AT",
             Var::TestNow => "TASKIE_TEST_NOW",
         }
@@ -96,6 +108,12 @@ impl Var {
             Var::XdgCacheHome => "where the version notice remembers sessions",
             Var::Home => "~/.cache when XDG_CACHE_HOME is unset",
             Var::Path => "where a reviewer program given by name is looked up",
+            Var::Agent => {
+                "the agent program taskie run starts, called as the --agent CLI is (default: that CLI)"
+            }
+            Var::Run => "<run>:<task>, set by taskie run for the sessions it starts",
+            Var::XdgDataHome => "where taskie run keeps its worktrees (default ~/.local/share)",
+            Var::TestKillAt => "tests only: kill taskie run at a journal step",
             Var::TestPauseAt => "test builds only",
             Var::TestNow => "test builds only: the Unix time the usage-limit pause takes as now",
         }
@@ -114,11 +132,19 @@ impl Var {
         }
     }
 
-    /// Listed by `taskie-hook --help`.
+    /// Listed by `taskie-hook --help` (what `taskie run` alone reads is in docs/run.md).
     fn in_help(self) -> bool {
         !matches!(
             self,
-            Var::Home | Var::Path | Var::TestPauseAt | Var::TestNow | Var::NoColor | Var::Term
+            Var::Home
+                | Var::Path
+                | Var::TestPauseAt
+                | Var::TestNow
+                | Var::TestKillAt
+                | Var::Agent
+                | Var::XdgDataHome
+                | Var::NoColor
+                | Var::Term
         )
     }
 

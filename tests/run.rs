@@ -24,3 +24,540 @@ fn validate_names_the_row_and_the_fix_of_an_unknown_dependency_and_a_cycle() {
     assert!(err.contains("line 5 of .taskie/plans/p/tasks.md"), "{err}");
     assert!(err.contains("remove one dependency of the cycle"), "{err}");
 }
+
+// ---- the driver, with fake agents in real git repositories ----
+
+use crate::support::{Fake, write_executable};
+use serde_json::Value;
+use std::path::{Path, PathBuf};
+use std::process::Command as Process;
+
+/// A fake agent CLI: called with claude's arguments and the prompt on stdin, it does the
+/// task's work (the shell in `<agents>/<task>.sh`, default: write `task-<N>.txt` and
+/// commit), then stops through the hook named in `--settings`, acting only on what the
+/// hook answers: a block names the post-review file to write, an allow ends the session.
+const FAKE_AGENT: &str = r#"#!/bin/sh
+here=$(dirname "$0")
+task=${TASKIE_RUN##*:}
+settings=""
+prev=""
+for a; do
+  if [ "$prev" = "--settings" ]; then settings="$a"; fi
+  prev="$a"
+done
+prompt=$(cat)
+hook=$(printf '%s' "$settings" | sed -n 's/.*"command":"\([^"]*\)".*/\1/p')
+echo "$(date +%s.%N)" > "$here/start-$task"
+if [ -f "$here/$task.sh" ]; then . "$here/$task.sh"; elif [ "$task" != all ]; then
+  echo "work of task $task" > "task-$task.txt"
+  git add "task-$task.txt" && git commit -q -m "task $task"
+fi
+echo "$(date +%s.%N)" > "$here/end-$task"
+[ -f "$here/$task.nohook" ] && exit 0
+# A prompt may carry a review left unanswered by a cut-off session.
+owed=$(printf '%s' "$prompt" | sed -n 's/.*write what you did to \([^ ]*\)\. Answer.*/\1/p' | head -1)
+[ -n "$owed" ] && printf 'F1: fixed\n' > "$owed"
+active=false
+i=0
+while [ $i -lt 12 ]; do
+  i=$((i+1))
+  answer=$(printf '{"hook_event_name":"Stop","cwd":"%s","session_id":"s-%s","stop_hook_active":%s}' "$PWD" "$task" "$active" | eval "$hook")
+  echo "$answer" >> "$here/answers-$task"
+  post=$(printf '%s' "$answer" | sed -n 's/.*write what you did to \([^ ]*\)\. Answer.*/\1/p')
+  if [ -z "$post" ]; then break; fi
+  printf 'F1: fixed\n' > "$post"
+  active=true
+done
+echo '{"type":"result","subtype":"success","is_error":false,"result":"done"}'
+"#;
+
+/// A git repository with a bare `file://` remote, a plan whose tasks.md is `table`, and
+/// the fake agent and reviewer.
+pub(crate) struct Repo {
+    tmp: tempfile::TempDir,
+}
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Process::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(args)
+        .output()
+        .expect("git runs");
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+impl Repo {
+    pub(crate) fn new(table: &str) -> Repo {
+        Repo::with_state(table, None)
+    }
+
+    /// With the plan's state.json committed too.
+    fn with_state(table: &str, state: Option<&str>) -> Repo {
+        let tmp = tempfile::tempdir().unwrap();
+        let root = tmp.path();
+        for d in ["agents", "reviewer", "data"] {
+            std::fs::create_dir_all(root.join(d)).unwrap();
+        }
+        git(root, &["init", "-q", "--bare", "remote.git"]);
+        let remote = format!("file://{}", root.join("remote.git").display());
+        git(root, &["clone", "-q", &remote, "work"]);
+        let work = root.join("work");
+        git(&work, &["config", "user.name", "Test"]);
+        git(&work, &["config", "user.email", "test@example.com"]);
+        git(&work, &["checkout", "-q", "-b", "main"]);
+        let plan = work.join(".taskie/plans/p");
+        std::fs::create_dir_all(&plan).unwrap();
+        std::fs::write(plan.join("plan.md"), "# Plan\n").unwrap();
+        std::fs::write(plan.join("tasks.md"), table).unwrap();
+        if let Some(state) = state {
+            std::fs::write(plan.join("state.json"), state).unwrap();
+        }
+        for id in task_ids(table) {
+            std::fs::write(plan.join(format!("task-{id}.md")), format!("# Task {id}\n")).unwrap();
+        }
+        std::fs::write(work.join("README"), "hello\n").unwrap();
+        git(&work, &["add", "-A"]);
+        git(&work, &["commit", "-q", "-m", "plan"]);
+        git(&work, &["push", "-q", "origin", "main"]);
+        write_executable(&root.join("agents/claude"), FAKE_AGENT);
+        let repo = Repo { tmp };
+        repo.reviewer(&Fake::pass());
+        repo
+    }
+
+    fn root(&self) -> &Path {
+        self.tmp.path()
+    }
+
+    fn work(&self) -> PathBuf {
+        self.root().join("work")
+    }
+
+    fn reviewer(&self, fake: &Fake) {
+        write_executable(
+            &self.root().join("reviewer/fake-claude"),
+            &fake.script_text(),
+        );
+    }
+
+    /// Task `task`'s agent works `secs` seconds, then writes `text` to `file` and commits.
+    pub(crate) fn agent_commits(&self, task: &str, secs: u32, file: &str, text: &str) {
+        self.agent_does(
+            task,
+            &format!(
+                "sleep {secs}; echo {text} > {file}; git add {file}; git commit -q -m t{task}\n"
+            ),
+        );
+    }
+
+    /// Shell for task `task`'s agent to run instead of the default work.
+    fn agent_does(&self, task: &str, sh: &str) {
+        std::fs::write(self.root().join(format!("agents/{task}.sh")), sh).unwrap();
+    }
+
+    fn taskie(&self, args: &[&str]) -> Process {
+        let mut cmd = Process::new(assert_cmd::cargo::cargo_bin("taskie"));
+        cmd.current_dir(self.work())
+            .args(args)
+            .env_remove("TASKIE_HOOK_SKIP")
+            .env_remove("TASKIE_PLAN")
+            .env_remove("TASKIE_RUN")
+            .env_remove("TASKIE_TEST_KILL_AT")
+            .env_remove("CLAUDE_PROJECT_DIR")
+            .env_remove("CLAUDE_CODE_SESSION_ID")
+            .env_remove("TASKIE_CLIENT")
+            .env("TASKIE_AGENT", self.root().join("agents/claude"))
+            .env("TASKIE_REVIEWER", self.root().join("reviewer/fake-claude"))
+            .env("XDG_DATA_HOME", self.root().join("data"))
+            .env("CHECKOUT", self.work());
+        cmd
+    }
+
+    pub(crate) fn run(&self, args: &[&str]) -> std::process::Output {
+        self.taskie(args).output().unwrap()
+    }
+
+    fn git(&self, args: &[&str]) -> String {
+        git(&self.work(), args)
+    }
+
+    /// How many merge commits of task `task` the integration branch holds.
+    fn merges_of(&self, task: &str) -> usize {
+        self.git(&["log", "--merges", "--format=%s", "taskie/p/integration"])
+            .lines()
+            .filter(|s| s.starts_with(&format!("taskie: merge task {task} ")))
+            .count()
+    }
+
+    fn file_on(&self, rev: &str, path: &str) -> Option<String> {
+        let out = Process::new("git")
+            .arg("-C")
+            .arg(self.work())
+            .args(["show", &format!("{rev}:{path}")])
+            .output()
+            .unwrap();
+        out.status
+            .success()
+            .then(|| String::from_utf8_lossy(&out.stdout).into_owned())
+    }
+
+    fn time(&self, what: &str, task: &str) -> f64 {
+        std::fs::read_to_string(self.root().join(format!("agents/{what}-{task}")))
+            .unwrap()
+            .trim()
+            .parse()
+            .unwrap()
+    }
+}
+
+fn json_of(out: &std::process::Output) -> Value {
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "stdout is not JSON ({e}): {}\nstderr: {}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    })
+}
+
+const DIAMOND: &str = "| Id | Title | Status | Depends |\n|----|-------|--------|---------|\n| 1 | One | pending | |\n| 2 | Two | pending | |\n| 3 | Three | pending | 1, 2 |\n";
+
+#[test]
+fn a_run_merges_each_reviewed_task_once_in_dependency_order_and_leaves_the_checkout_alone() {
+    let repo = Repo::new(DIAMOND);
+    for t in ["1", "2"] {
+        repo.agent_commits(t, 1, &format!("task-{t}.txt"), t);
+    }
+    let head = repo.git(&["rev-parse", "HEAD"]);
+    let out = repo.run(&["run", "--json", "-j", "2"]);
+    let report = json_of(&out);
+    assert!(
+        out.status.success(),
+        "{report}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(report["outcome"], "done", "{report}");
+    let tip = repo.git(&["rev-parse", "taskie/p/integration"]);
+    assert_eq!(report["all_code_review"], Value::String(tip.clone()));
+    for t in ["1", "2", "3"] {
+        assert_eq!(repo.merges_of(t), 1, "task {t} merged once");
+        assert!(
+            repo.file_on(&tip, &format!("task-{t}.txt")).is_some(),
+            "task {t}'s file"
+        );
+    }
+    // Task 3 was cut from an integration tip that held both of its dependencies.
+    for t in ["1", "2"] {
+        assert!(
+            repo.file_on("taskie/p/task-3", &format!("task-{t}.txt"))
+                .is_some(),
+            "task 3 was cut after task {t} merged"
+        );
+    }
+    // Tasks 1 and 2 ran at the same time.
+    assert!(repo.time("start", "2") < repo.time("end", "1"));
+    assert!(repo.time("start", "1") < repo.time("end", "2"));
+    // The user's checkout: same commit, nothing changed, no worktree left.
+    assert_eq!(repo.git(&["rev-parse", "HEAD"]), head);
+    assert_eq!(repo.git(&["status", "--porcelain"]), "");
+    assert_eq!(repo.git(&["worktree", "list"]).lines().count(), 1);
+    // Plan files never reached a task branch.
+    for t in ["1", "2", "3"] {
+        let changed = repo.git(&[
+            "diff",
+            "--name-only",
+            &head,
+            &format!("taskie/p/task-{t}"),
+            "--",
+            ".taskie",
+        ]);
+        assert_eq!(changed, "", "task {t}");
+    }
+}
+
+/// The ids of a task table's rows (its first column).
+fn task_ids(table: &str) -> Vec<String> {
+    table
+        .lines()
+        .skip(2)
+        .filter_map(|l| l.split('|').nth(1))
+        .map(|c| c.trim().to_string())
+        .collect()
+}
+
+pub(crate) const TWO: &str = "| Id | Title | Status |\n|----|-------|--------|\n| 1 | One | pending |\n| 2 | Two | pending |\n";
+const ONE: &str = "| Id | Title | Status |\n|----|-------|--------|\n| 1 | One | pending |\n";
+
+fn lane<'a>(report: &'a Value, task: &str) -> &'a Value {
+    report["tasks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|t| t["task"] == task)
+        .map(|t| &t["lane"])
+        .unwrap_or_else(|| panic!("no task {task} in {report}"))
+}
+
+#[test]
+fn land_ff_fast_forwards_the_users_branch_to_the_reviewed_tip() {
+    let repo = Repo::new(TWO);
+    let out = repo.run(&["run", "--json", "--land", "ff"]);
+    let report = json_of(&out);
+    assert!(out.status.success(), "{report}");
+    let tip = repo.git(&["rev-parse", "taskie/p/integration"]);
+    assert_eq!(report["landed"], Value::String(tip.clone()));
+    assert_eq!(repo.git(&["rev-parse", "main"]), tip);
+    assert_eq!(repo.git(&["status", "--porcelain"]), "");
+    assert!(repo.work().join("task-2.txt").is_file());
+    // `taskie status` shows the run's lanes, as text and as JSON.
+    let status = repo.run(&["status", "--plan", "p"]);
+    let text = String::from_utf8_lossy(&status.stdout);
+    assert!(
+        text.contains("Run p-") && text.contains(": done;"),
+        "{text}"
+    );
+    assert!(
+        text.contains("  task 1: merged (") && text.contains("  task 2: merged ("),
+        "{text}"
+    );
+    let status = json_of(&repo.run(&["status", "--plan", "p", "--json"]));
+    assert_eq!(status["run"]["outcome"], "done", "{status}");
+    assert_eq!(status["run"]["lanes"][0][1]["state"], "merged", "{status}");
+}
+
+#[test]
+fn a_session_without_a_heartbeat_is_never_merged_and_its_dependents_are_skipped() {
+    let repo = Repo::new(DIAMOND);
+    std::fs::write(repo.root().join("agents/1.nohook"), "").unwrap();
+    let out = repo.run(&["run", "--json"]);
+    let report = json_of(&out);
+    assert_eq!(out.status.code(), Some(1), "{report}");
+    assert_eq!(report["outcome"], "partial");
+    assert_eq!(lane(&report, "1")["state"], "blocked");
+    assert!(
+        lane(&report, "1")["reason"]
+            .as_str()
+            .unwrap()
+            .contains("without a heartbeat"),
+        "{report}"
+    );
+    assert_eq!(lane(&report, "2")["state"], "merged");
+    assert_eq!(lane(&report, "3")["state"], "skipped");
+    assert_eq!(repo.merges_of("1"), 0);
+    assert!(
+        repo.file_on("taskie/p/task-1", "task-1.txt").is_some(),
+        "the branch is kept"
+    );
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("ended partial") && stderr.contains("taskie run --resume"),
+        "{stderr}"
+    );
+}
+
+#[test]
+fn a_hard_stopped_task_is_blocked_with_its_branch_kept() {
+    let state = r#"{"phase":"tasks-review","next_phase":"complete-task","phase_iteration":2,"max_reviews":1,"review_model":"opus","consecutive_clean":0,"current_task":null,"tdd":false}"#;
+    let repo = Repo::with_state(ONE, Some(state));
+    repo.reviewer(&Fake::fail());
+    let out = repo.run(&["run", "--json"]);
+    let report = json_of(&out);
+    assert_eq!(out.status.code(), Some(1), "{report}");
+    let reason = lane(&report, "1")["reason"].as_str().unwrap().to_string();
+    assert!(reason.contains("hard-stopped"), "{reason}");
+    assert_eq!(repo.merges_of("1"), 0);
+    assert!(
+        repo.git(&["branch", "--list", "taskie/p/task-1"])
+            .contains("task-1")
+    );
+}
+
+#[test]
+fn a_conflict_is_named_and_nothing_of_it_lands() {
+    let repo = Repo::new(TWO);
+    for t in ["1", "2"] {
+        repo.agent_commits(t, 0, "shared.txt", &format!("from-task-{t}"));
+    }
+    let out = repo.run(&["run", "--json"]);
+    let report = json_of(&out);
+    assert_eq!(out.status.code(), Some(1), "{report}");
+    let states: Vec<&str> = ["1", "2"]
+        .iter()
+        .map(|t| lane(&report, t)["state"].as_str().unwrap())
+        .collect();
+    assert!(
+        states.contains(&"merged") && states.contains(&"conflict"),
+        "{report}"
+    );
+    let conflicted = if states[0] == "conflict" { "1" } else { "2" };
+    assert_eq!(
+        lane(&report, conflicted)["files"],
+        serde_json::json!(["shared.txt"])
+    );
+    let shared = repo.file_on("taskie/p/integration", "shared.txt").unwrap();
+    assert!(!shared.contains("<<<<<<<"), "{shared}");
+    assert_eq!(repo.merges_of(conflicted), 0);
+}
+
+#[test]
+fn a_session_that_writes_into_the_users_checkout_fails_its_task() {
+    let repo = Repo::new(ONE);
+    repo.agent_does("1", "echo oops > \"$CHECKOUT/outside.txt\"; echo 1 > task-1.txt; git add task-1.txt; git commit -q -m t1\n");
+    let out = repo.run(&["run", "--json"]);
+    let report = json_of(&out);
+    assert_eq!(out.status.code(), Some(1), "{report}");
+    let reason = lane(&report, "1")["reason"].as_str().unwrap().to_string();
+    assert!(
+        reason.contains("outside its worktree") && reason.contains("outside.txt"),
+        "{reason}"
+    );
+    assert_eq!(repo.merges_of("1"), 0);
+}
+
+/// Kills `taskie run` at `point` (`before:<step>` or `after:<step>`), resumes it, and
+/// checks that nothing was lost or merged twice.
+fn killed_at_then_resumed(point: &str) {
+    let repo = Repo::new(TWO);
+    let out = repo
+        .taskie(&["run", "--land", "ff"])
+        .env("TASKIE_TEST_KILL_AT", point)
+        .output()
+        .unwrap();
+    use std::os::unix::process::ExitStatusExt;
+    assert_eq!(
+        out.status.signal(),
+        Some(9),
+        "{point}: not killed; stderr: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let out = repo.run(&["run", "--resume", "--json"]);
+    let report = json_of(&out);
+    assert!(
+        out.status.success(),
+        "{point}: {report}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(report["outcome"], "done", "{point}");
+    let tip = repo.git(&["rev-parse", "taskie/p/integration"]);
+    for t in ["1", "2"] {
+        assert_eq!(repo.merges_of(t), 1, "{point}: task {t} merged once");
+        assert!(
+            repo.file_on(&tip, &format!("task-{t}.txt")).is_some(),
+            "{point}: task {t}"
+        );
+    }
+    assert_eq!(
+        repo.git(&["worktree", "list"]).lines().count(),
+        1,
+        "{point}: worktrees left"
+    );
+    assert!(!repo.work().join(".git/index.lock").exists());
+    assert_eq!(repo.git(&["rev-parse", "main"]), tip, "{point}: landed");
+}
+
+/// Every journal step, before and after its entry is written.
+const KILL_POINTS: [&str; 20] = [
+    "after:start",
+    "before:session",
+    "after:session",
+    "before:reviewed",
+    "after:reviewed",
+    "before:merge",
+    "after:merge",
+    "before:merge-commit",
+    "after:merge-commit",
+    "before:merged",
+    "after:merged",
+    "before:final-review",
+    "after:final-review",
+    "before:final-passed",
+    "after:final-passed",
+    "before:land",
+    "after:land",
+    "before:end",
+    "after:end",
+    "after:merged:2",
+];
+
+#[test]
+fn a_run_killed_at_a_journal_step_resumes_without_losing_or_repeating_a_merge() {
+    // The fast tier kills at the merge steps; the slow tier at every step.
+    let points: &[&str] = if crate::SLOW_TIER {
+        &KILL_POINTS
+    } else {
+        &[
+            "after:merge",
+            "after:merge-commit",
+            "before:merged",
+            "after:session",
+        ]
+    };
+    for point in points {
+        killed_at_then_resumed(point);
+    }
+}
+
+#[test]
+fn resume_after_a_partial_end_runs_what_was_left_and_merges_it_once() {
+    let repo = Repo::new(DIAMOND);
+    std::fs::write(repo.root().join("agents/1.nohook"), "").unwrap();
+    let out = repo.run(&["run", "--json"]);
+    assert_eq!(out.status.code(), Some(1));
+    std::fs::remove_file(repo.root().join("agents/1.nohook")).unwrap();
+    let out = repo.run(&["run", "--resume", "--json"]);
+    let report = json_of(&out);
+    assert!(
+        out.status.success(),
+        "{report}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(report["outcome"], "done");
+    for t in ["1", "2", "3"] {
+        assert_eq!(repo.merges_of(t), 1, "task {t}");
+    }
+    assert_eq!(repo.git(&["worktree", "list"]).lines().count(), 1);
+}
+
+#[test]
+fn an_agents_usage_limit_pauses_its_task_and_resume_finishes_it() {
+    let repo = Repo::new(ONE);
+    repo.agent_does(
+        "1",
+        "echo '{\"type\":\"result\",\"is_error\":true,\"api_error_status\":429,\"result\":\"Claude AI usage limit reached\"}'; exit 1\n",
+    );
+    let out = repo.run(&["run", "--json"]);
+    let report = json_of(&out);
+    assert_eq!(out.status.code(), Some(1), "{report}");
+    assert_eq!(lane(&report, "1")["state"], "paused", "{report}");
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains("paused") && stderr.contains("usage limit"),
+        "{stderr}"
+    );
+    std::fs::remove_file(repo.root().join("agents/1.sh")).unwrap();
+    let out = repo.run(&["run", "--resume", "--json"]);
+    let report = json_of(&out);
+    assert!(out.status.success(), "{report}");
+    assert_eq!(repo.merges_of("1"), 1);
+}
+
+#[test]
+fn no_session_starts_once_the_plans_review_budget_is_spent() {
+    // Each fake review costs $0.01: task 1's two reviews spend the budget.
+    let state = r#"{"phase":"tasks-review","next_phase":"complete-task","phase_iteration":2,"max_reviews":8,"review_model":"opus","consecutive_clean":0,"current_task":null,"tdd":false,"max_cost_usd":0.015}"#;
+    let repo = Repo::with_state(TWO, Some(state));
+    let out = repo.run(&["run", "--json", "-j", "1"]);
+    let report = json_of(&out);
+    assert_eq!(out.status.code(), Some(1), "{report}");
+    assert_eq!(lane(&report, "1")["state"], "merged", "{report}");
+    assert_eq!(lane(&report, "2")["state"], "blocked", "{report}");
+    let reason = lane(&report, "2")["reason"].as_str().unwrap();
+    assert!(reason.contains("review budget is spent"), "{reason}");
+    assert_eq!(repo.merges_of("2"), 0);
+}

@@ -58,6 +58,9 @@ pub struct Report {
     /// The findings ledger of the cycle shown (SPEC §21): opened, fixed, dismissed,
     /// reopened, still open.
     pub findings: Option<crate::model::findings::Counts>,
+    /// The plan's newest `taskie run` (SPEC §23), as its journal tells it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub run: Option<crate::model::run::journal::RunState>,
 }
 
 /// A usage-limit pause still in force.
@@ -362,6 +365,7 @@ pub fn build(
         last_failure: None,
         running: None,
         findings: None,
+        run: None,
         paused: state.and_then(|s| {
             let until = s
                 .paused_until
@@ -698,11 +702,15 @@ pub fn run(
         .and_then(|l| l.last_failure.clone());
     report.running = lock::running(&target.project.locks(), &target.plan);
     findings_of(&mut report, &snapshot::findings(&target.dir()));
+    report.run = crate::store::run::latest_state(&target.project.taskie(), &target.plan);
     if json {
         let text = serde_json::to_string_pretty(&report).map_err(std::io::Error::other)?;
         writeln!(out, "{text}")?;
     } else {
         write!(out, "{}", human(&report, &Paint::detect()))?;
+        if let Some(run) = &report.run {
+            writeln!(out, "\n{}", crate::model::run::view::lines(run).join("\n"))?;
+        }
     }
     Ok(())
 }

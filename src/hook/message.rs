@@ -343,3 +343,19 @@ pub fn version_mismatch(own: &str, binary: &str, plugin: &str) -> String {
          with claude plugin update taskie@taskie."
     )
 }
+
+/// A run session (SPEC §23) stopped where its gate is not: it reviews nothing there.
+pub fn outside_run_gate(run: &str, task: &str) -> String {
+    format!(
+        "Taskie: this session works on task {task} of run {run}, in the worktree `taskie run` made for it; this \
+         stop is outside it, so nothing was reviewed. Work only in that worktree."
+    )
+}
+
+/// A run session stopped while a review other than its own is due.
+pub fn run_refusal(run: &str, task: &str, review: &str) -> String {
+    format!(
+        "Taskie: this session works on task {task} of run {run} only; the {review} review that is due belongs to \
+         the run's driver, which starts it itself. Stop now."
+    )
+}

@@ -30,6 +30,7 @@ pub mod host;
 pub mod input;
 pub mod message;
 pub mod notice;
+pub mod run_mode;
 use std::io::{Read, Write};
 use std::panic::{self, AssertUnwindSafe};
 use std::path::PathBuf;
@@ -219,7 +220,28 @@ fn run(opts: &Options, input: &[u8]) -> Finished {
     };
     let (host, _) = host::current(&event);
     let key = blocks::Key::new(event.session_id.as_deref(), &selected.id);
-    let mut finished = run_plan(&event, &project, selected.id, &host);
+    // A session `taskie run` started acts only in its own gate (SPEC §23).
+    let run_task = run_mode::RunTask::from_env();
+    if let Some(task) = &run_task
+        && !task.owns(&project)
+    {
+        return Finished::answer(Answer::allow(message::outside_run_gate(
+            &task.run, &task.task,
+        )));
+    }
+    let mut reviewed = None;
+    let mut finished = run_plan(
+        &event,
+        &project,
+        selected.id,
+        &host,
+        run_task.as_ref(),
+        &mut reviewed,
+    );
+    if let Some(task) = &run_task {
+        let record = finished.event.as_ref().map(|(_, r)| r);
+        task.heartbeat(&project, event.session_id.as_deref(), record, reviewed);
+    }
     // Taskie's own block cap (SPEC §20), over whatever the run decided.
     let before = if finished.answer.is_block() {
         blocks::count(&project, &key)
@@ -245,7 +267,14 @@ fn run(opts: &Options, input: &[u8]) -> Finished {
 }
 
 /// The run on the selected plan: lock, read, decide, review, write.
-fn run_plan(event: &Event, project: &Project, plan: String, host: &Host) -> Finished {
+fn run_plan(
+    event: &Event,
+    project: &Project,
+    plan: String,
+    host: &Host,
+    run_task: Option<&run_mode::RunTask>,
+    reviewed: &mut Option<String>,
+) -> Finished {
     let logs = project.logs();
     let internal = |what: String| {
         let rec = Record {
@@ -262,7 +291,11 @@ fn run_plan(event: &Event, project: &Project, plan: String, host: &Host) -> Fini
         }
     };
     // Before anything is created or written (the lock file is the first write).
-    if let Some(problem) = escaping_link(project, &plan) {
+    // A run session's `.taskie` links to the gate its driver made and marked (checked by
+    // the caller); any other link out of `.taskie/` is refused.
+    if run_task.is_none()
+        && let Some(problem) = escaping_link(project, &plan)
+    {
         return Finished::answer(Answer::allow(message::escaping_link(&plan, &problem)));
     }
     let lock = match lock::try_lock(&project.locks(), &plan) {
@@ -306,7 +339,14 @@ fn run_plan(event: &Event, project: &Project, plan: String, host: &Host) -> Fini
     let outcome = match decide::decide(&facts) {
         Step::Done(outcome) => outcome,
         Step::HardStop(stop, record) => hard_stop(project, &facts, stop, record, true),
+        Step::Review(due) if run_task.is_some_and(|t| !t.allows(&due)) => {
+            let refusal = run_task.map(|t| t.refusal(&due)).unwrap_or_default();
+            return Finished::answer(Answer::allow(refusal));
+        }
         Step::Review(due) => {
+            if let Some(task) = run_task {
+                *reviewed = task.commit_before_review(project, due.iteration);
+            }
             if let Err(e) = project::create_runtime_dir(&logs) {
                 return internal(format!("cannot create {}: {e}", logs.display()));
             }

@@ -13,6 +13,7 @@ pub mod pause;
 pub mod phase;
 pub mod plan_file;
 pub mod reviewers;
+pub mod run;
 pub mod spend;
 pub mod state;
 pub mod tasks;

@@ -14,6 +14,7 @@ mod e2e_claude;
 mod e2e_plan;
 mod hosts_e2e;
 mod kill_soak;
+mod run_bench;
 mod vendors_e2e;
 
 // The fast tier's modules, at full strength (`fast_tier_modules_are_all_in_the_slow_tier`).
@@ -47,6 +48,8 @@ mod properties;
 mod reviewer;
 #[path = "../reviewers.rs"]
 mod reviewers;
+#[path = "../run.rs"]
+mod run;
 #[path = "../security.rs"]
 mod security;
 #[path = "../sessions.rs"]

@@ -443,6 +443,11 @@ impl Fake {
         self
     }
 
+    /// The script's text, for a test that installs it somewhere of its own.
+    pub fn script_text(&self) -> String {
+        self.script()
+    }
+
     fn script(&self) -> String {
         let mut s = String::from(
             "#!/bin/sh\nhere=$(dirname \"$0\")\necho run >> \"$here/calls\"\n\

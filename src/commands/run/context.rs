@@ -1,0 +1,100 @@
+//! What every part of the driver needs: the project and plan, the user's checkout, the
+//! run's directories and names, and the plan's tasks.
+
+use crate::model::host::Client;
+use crate::model::run::journal::{Entry, RunState};
+use crate::model::run::schedule::Task;
+use crate::store::git::Git;
+use crate::store::project::Project;
+use crate::store::run::Journal;
+use std::path::PathBuf;
+
+pub struct Context {
+    pub project: Project,
+    pub plan: String,
+    pub run: String,
+    /// The user's checkout (its top level).
+    pub checkout: Git,
+    /// `.taskie/runs/<run>` in the project: the journal.
+    pub run_dir: PathBuf,
+    /// Outside the checkout: the worktrees and the gates.
+    pub work: PathBuf,
+    pub journal: Journal,
+    pub tasks: Vec<Task>,
+    /// Task id → title, for commit messages and reports.
+    pub titles: Vec<(String, String)>,
+    pub agent: Client,
+    /// Progress lines go to stderr with `--json`, else to stdout.
+    pub json: bool,
+}
+
+impl Context {
+    pub fn worktree(&self, task: &str) -> PathBuf {
+        self.work.join(format!("task-{task}"))
+    }
+
+    /// The `.taskie` of a session: where its hook keeps the state, reviews and heartbeats.
+    pub fn gate(&self, task: &str) -> PathBuf {
+        self.work.join(format!("gate-{task}"))
+    }
+
+    pub fn integration_worktree(&self) -> PathBuf {
+        self.work.join("integration")
+    }
+
+    pub fn branch(&self, task: &str) -> String {
+        format!("taskie/{}/task-{task}", self.plan)
+    }
+
+    pub fn integration_branch(&self) -> String {
+        format!("taskie/{}/integration", self.plan)
+    }
+
+    pub fn integration_ref(&self) -> String {
+        format!("refs/heads/{}", self.integration_branch())
+    }
+
+    /// Keeps a reviewed commit reachable whatever happens to its branch and worktree.
+    pub fn pin(&self, task: &str) -> String {
+        format!("refs/taskie/{}/reviewed/task-{task}", self.plan)
+    }
+
+    pub fn title(&self, task: &str) -> &str {
+        self.titles
+            .iter()
+            .find(|(t, _)| t == task)
+            .map_or("", |(_, title)| title.as_str())
+    }
+
+    /// The integration branch's commit now.
+    pub fn tip(&self) -> Option<String> {
+        self.checkout.ref_target(&self.integration_ref())
+    }
+
+    /// Puts a journal entry down, then applies it to the state: the driver's one way of
+    /// changing the run.
+    pub fn record(&self, state: &mut RunState, entry: Entry) -> Result<(), String> {
+        self.journal.append(&entry).map_err(|e| {
+            format!(
+                "cannot write the journal {}: {e}",
+                self.journal.path.display()
+            )
+        })?;
+        state.apply(&entry);
+        Ok(())
+    }
+
+    /// A progress line (stderr under `--json`, so stdout stays one JSON value).
+    pub fn say(&self, line: &str) {
+        if self.json {
+            eprintln!("taskie run: {line}");
+        } else {
+            println!("{line}");
+        }
+    }
+}
+
+/// A commit as people read it.
+pub fn short(commit: &str) -> &str {
+    commit.get(..12).unwrap_or(commit)
+}

@@ -1,0 +1,301 @@
+//! The run's loop: start sessions for ready tasks, judge each that ends, merge what
+//! passed one at a time, then the all-code review, the landing and the clean-up.
+
+use crate::commands::run::budget;
+use crate::commands::run::context::{Context, short};
+use crate::commands::run::gate::{self, Due};
+use crate::commands::run::judge::judge;
+use crate::commands::run::merge;
+use crate::commands::run::session::{self, Ended};
+use crate::model::run::journal::{Entry, Land, Lane, Outcome, RunState};
+use crate::model::run::schedule;
+use std::collections::BTreeMap;
+use std::sync::mpsc;
+
+type Result<T> = std::result::Result<T, String>;
+
+/// A session under way: its base and what the user's checkout looked like when it began.
+struct Live {
+    base: String,
+    checkout: Vec<String>,
+}
+
+/// Makes (or adopts) the worktree and gate of `task` and journals the session; `None`
+/// when the plan's budget is spent (the task is then blocked, saying so).
+fn begin(ctx: &Context, state: &mut RunState, task: &str) -> Result<Option<Live>> {
+    if let Some(why) = budget::spent_out(ctx) {
+        ctx.record(
+            state,
+            Entry::Blocked {
+                task: task.into(),
+                reason: why,
+            },
+        )?;
+        return Ok(None);
+    }
+    let worktree = ctx.worktree(task);
+    let branch = ctx.branch(task);
+    // A session cut off by a crash keeps its worktree, branch and base: adopted.
+    let base = match state.lane(task) {
+        Lane::Running { base, .. } => base.clone(),
+        _ => state.tip.clone(),
+    };
+    ctx.record(
+        state,
+        Entry::Session {
+            task: task.into(),
+            branch: branch.clone(),
+            worktree: worktree.display().to_string(),
+            base: base.clone(),
+        },
+    )?;
+    if !ctx.checkout.worktrees().contains(&worktree) {
+        if worktree.exists() {
+            std::fs::remove_dir_all(&worktree).map_err(|e| e.to_string())?;
+        }
+        let _ = ctx.checkout.run(&["worktree", "prune"]);
+        ctx.checkout
+            .add_worktree(&worktree, &branch, &base)
+            .map_err(|e| e.to_string())?;
+    }
+    let number = crate::model::text::decimal(task).unwrap_or_default();
+    gate::prepare(ctx, task, &worktree, Due::Code(number), budget::left(ctx))
+        .map_err(|e| format!("cannot prepare the gate of task {task}: {e}"))?;
+    Ok(Some(Live {
+        base,
+        checkout: ctx.checkout.status().unwrap_or_default(),
+    }))
+}
+
+/// What changed in the user's checkout between two `git status` listings.
+fn changed(before: &[String], after: &[String]) -> Vec<String> {
+    after
+        .iter()
+        .filter(|l| !before.contains(l))
+        .chain(before.iter().filter(|l| !after.contains(l)))
+        .map(|l| l.get(3..).unwrap_or(l).to_string())
+        .collect()
+}
+
+/// Runs tasks until every one is merged, blocked, in conflict or skipped.
+pub fn tasks(ctx: &Context, state: &mut RunState) -> Result<()> {
+    // Sessions a crash cut off: what they left is judged as it stands, and a session
+    // that had not passed is started again in the same worktree.
+    let cut_off: Vec<String> = state
+        .lanes
+        .iter()
+        .filter(|(_, l)| matches!(l, Lane::Running { .. }))
+        .map(|(t, _)| t.clone())
+        .collect();
+    let (tx, rx) = mpsc::channel::<Ended>();
+    std::thread::scope(|scope| -> Result<()> {
+        let mut live: BTreeMap<String, Live> = BTreeMap::new();
+        let start =
+            |state: &mut RunState, task: &str, live: &mut BTreeMap<String, Live>| -> Result<()> {
+                let Some(l) = begin(ctx, state, task)? else {
+                    ctx.say(&format!(
+                        "task {task}: blocked before it started: the review budget is spent"
+                    ));
+                    return Ok(());
+                };
+                ctx.say(&format!(
+                    "task {task}: session started in {} (branch {})",
+                    ctx.worktree(task).display(),
+                    ctx.branch(task)
+                ));
+                live.insert(task.to_string(), l);
+                let tx = tx.clone();
+                let task = task.to_string();
+                let worktree = ctx.worktree(&task);
+                scope.spawn(move || {
+                    let _ = tx.send(session::run(ctx, &task, &worktree));
+                });
+                Ok(())
+            };
+        for task in cut_off {
+            let base = match state.lane(&task) {
+                Lane::Running { base, .. } => base.clone(),
+                _ => continue,
+            };
+            match judge(ctx, &task, &base, &Ok(0), &[]) {
+                e @ Entry::Reviewed { .. } => ctx.record(state, e)?,
+                _ => start(state, &task, &mut live)?,
+            }
+        }
+        loop {
+            for (task, because) in schedule::to_skip(&ctx.tasks, state) {
+                ctx.say(&format!(
+                    "task {task}: skipped (it depends on task {because}, which will not merge)"
+                ));
+                ctx.record(state, Entry::Skipped { task, because })?;
+            }
+            while let Some(task) = schedule::next_merge(&ctx.tasks, state) {
+                merge::merge(ctx, state, &task)?;
+                match state.lane(&task) {
+                    Lane::Merged { commit } => ctx.say(&format!(
+                        "task {task}: merged into {} as {}",
+                        ctx.integration_branch(),
+                        short(commit)
+                    )),
+                    Lane::Conflict { files, .. } => ctx.say(&format!(
+                        "task {task}: conflicts with the integration branch in {}; nothing merged, branch {} kept",
+                        files.join(", "),
+                        ctx.branch(&task)
+                    )),
+                    _ => {}
+                }
+            }
+            merge::clean_merged(ctx, state);
+            for task in schedule::to_start(&ctx.tasks, state, live.len(), state.jobs) {
+                start(state, &task, &mut live)?;
+            }
+            if live.is_empty() {
+                if schedule::to_skip(&ctx.tasks, state).is_empty()
+                    && schedule::next_merge(&ctx.tasks, state).is_none()
+                {
+                    return Ok(());
+                }
+                continue;
+            }
+            let ended = rx.recv().map_err(|e| e.to_string())?;
+            let Some(l) = live.remove(&ended.task) else {
+                continue;
+            };
+            let outside = changed(&l.checkout, &ctx.checkout.status().unwrap_or_default());
+            let entry = judge(ctx, &ended.task, &l.base, &ended.status, &outside);
+            match &entry {
+                Entry::Reviewed { task, commit } => {
+                    ctx.say(&format!(
+                        "task {task}: code review passed on {}",
+                        short(commit)
+                    ));
+                    let _ = ctx.checkout.run(&["update-ref", &ctx.pin(task), commit]);
+                }
+                Entry::Blocked { task, reason } => {
+                    ctx.say(&format!("task {task}: blocked: {reason}"))
+                }
+                _ => {}
+            }
+            ctx.record(state, entry)?;
+        }
+    })
+}
+
+/// The all-code review of the merged result, in the integration worktree, by a session
+/// like the others; `Ok(true)` when it passed (the integration tip is then its commit).
+pub fn final_review(ctx: &Context, state: &mut RunState) -> Result<bool> {
+    if state.final_passed.is_some() {
+        return Ok(true);
+    }
+    let tip = ctx.tip().ok_or("the integration branch is gone")?;
+    let worktree = ctx.integration_worktree();
+    if state.final_review.as_deref() != Some(tip.as_str()) {
+        ctx.record(
+            state,
+            Entry::FinalReview {
+                commit: tip.clone(),
+            },
+        )?;
+    }
+    if !ctx.checkout.worktrees().contains(&worktree) {
+        let _ = std::fs::remove_dir_all(&worktree);
+        let _ = ctx.checkout.run(&["worktree", "prune"]);
+        ctx.checkout
+            .add_detached_worktree(&worktree, &tip)
+            .map_err(|e| e.to_string())?;
+    }
+    let git = crate::store::git::Git::new(&worktree);
+    // A session cut off by a crash may have committed fixes on top: keep them.
+    let head = git.commit_of("HEAD").map_err(|e| e.to_string())?;
+    if !ctx.checkout.is_ancestor(&tip, &head) {
+        git.reset_to(&tip).map_err(|e| e.to_string())?;
+    }
+    gate::prepare(ctx, "all", &worktree, Due::AllCode, budget::left(ctx))
+        .map_err(|e| format!("cannot prepare the all-code review: {e}"))?;
+    ctx.say(&format!(
+        "all-code review: session started on {}",
+        short(&tip)
+    ));
+    let before = ctx.checkout.status().unwrap_or_default();
+    let ended = session::run(ctx, "all", &worktree);
+    let outside = changed(&before, &ctx.checkout.status().unwrap_or_default());
+    match judge(ctx, "all", &tip, &ended.status, &outside) {
+        Entry::Reviewed { commit, .. } => {
+            if commit != tip {
+                // Fixes the review asked for, committed on top of the tip: a fast-forward.
+                ctx.checkout
+                    .update_ref(&ctx.integration_ref(), &commit, &tip)
+                    .map_err(|e| e.to_string())?;
+            }
+            ctx.say(&format!("all-code review passed on {}", short(&commit)));
+            ctx.record(state, Entry::FinalPassed { commit })?;
+            Ok(true)
+        }
+        Entry::Blocked { reason, .. } => {
+            ctx.say(&format!("all-code review: {reason}"));
+            Ok(false)
+        }
+        _ => Ok(false),
+    }
+}
+
+/// `--land ff`: the user's branch fast-forwards to the reviewed tip; anything else is
+/// refused with the reason (never a force).
+pub fn land(ctx: &Context, state: &mut RunState) -> Result<Option<String>> {
+    let Some(commit) = state.final_passed.clone() else {
+        return Ok(None);
+    };
+    if state.land != Land::Ff {
+        return Ok(None);
+    }
+    let branch = state.branch.clone();
+    if ctx
+        .checkout
+        .ref_target(&format!("refs/heads/{branch}"))
+        .as_deref()
+        == Some(commit.as_str())
+    {
+        return Ok(None);
+    }
+    let by_hand = format!(
+        "run `git checkout {branch} && git merge --ff-only {}`",
+        ctx.integration_branch()
+    );
+    if ctx.checkout.current_branch().as_deref() != Some(branch.as_str()) {
+        return Ok(Some(format!(
+            "not landed: the checkout is no longer on {branch}; {by_hand}"
+        )));
+    }
+    let dirty = ctx
+        .checkout
+        .run(&["status", "--porcelain", "--untracked-files=no"])
+        .map_err(|e| e.to_string())?;
+    if !dirty.is_empty() {
+        return Ok(Some(format!(
+            "not landed: the checkout has uncommitted changes; commit or stash them, then {by_hand}"
+        )));
+    }
+    if state.landed.is_none() {
+        ctx.record(
+            state,
+            Entry::Land {
+                branch: branch.clone(),
+                commit: commit.clone(),
+            },
+        )?;
+    }
+    // A fast-forward or nothing: git refuses anything else.
+    match ctx.checkout.run(&["merge", "--ff-only", "-q", &commit]) {
+        Ok(_) => Ok(None),
+        Err(e) => Ok(Some(format!("not landed: {e}"))),
+    }
+}
+
+/// Ends the run: the worktrees of merged work go, the outcome is journalled.
+pub fn end(ctx: &Context, state: &mut RunState, outcome: Outcome) -> Result<()> {
+    merge::clean_merged(ctx, state);
+    if outcome == Outcome::Done {
+        let _ = ctx.checkout.remove_worktree(&ctx.integration_worktree());
+    }
+    ctx.record(state, Entry::End { outcome })
+}

@@ -1,0 +1,120 @@
+//! A session's gate: the `.taskie` its hook works in, made by the driver outside the
+//! worktree and linked from the worktree's top. It holds a copy of the plan's files, the
+//! task's own state.json (its code review due), the reviews, logs and heartbeats; nothing
+//! of it is ever on a task branch, and the plan's own files are written only by the driver.
+
+use crate::commands::run::context::Context;
+use crate::store::git::Git;
+use crate::store::run::{GATE_MARK, GateMark};
+use serde_json::{Value, json};
+use std::path::Path;
+
+/// The file of git ignore rules a session's git commands get, so `.taskie` (the link)
+/// is never added by an agent's `git add -A`.
+pub const EXCLUDES: &str = "git-excludes";
+
+/// What the session's gate starts with.
+pub enum Due {
+    /// The code review of this task.
+    Code(u64),
+    /// The all-code review of the merged result.
+    AllCode,
+}
+
+/// Makes (or adopts, after a crash) the gate of `task` and links it from `worktree`.
+/// `budget_left`: what is left of the plan's review budget, which becomes the session's
+/// own (`max_cost_usd`), so its hook stops reviewing once the plan's money is spent.
+pub fn prepare(
+    ctx: &Context,
+    task: &str,
+    worktree: &Path,
+    due: Due,
+    budget_left: Option<f64>,
+) -> std::io::Result<()> {
+    let gate = ctx.gate(task);
+    let plan_dir = gate.join("plans").join(&ctx.plan);
+    fs_err::create_dir_all(&plan_dir)?;
+    let source = ctx.project.plan_dir(&ctx.plan);
+    // The plan's files as the driver read them; a copy, so a session never writes the
+    // plan itself.
+    for entry in fs_err::read_dir(&source)? {
+        let entry = entry?;
+        let name = entry.file_name().to_string_lossy().into_owned();
+        let wanted = matches!(name.as_str(), "plan.md" | "design.md" | "tasks.md")
+            || (name.starts_with("task-")
+                && name.ends_with(".md")
+                && crate::model::text::decimal(&name[5..name.len() - 3]).is_some());
+        if wanted && entry.file_type()?.is_file() && !plan_dir.join(&name).exists() {
+            fs_err::copy(entry.path(), plan_dir.join(&name))?;
+        }
+    }
+    let state_path = plan_dir.join("state.json");
+    // An adopted gate keeps its state: the session's review cycle goes on where it was.
+    if !state_path.exists() {
+        let mut state: Value = std::fs::read(source.join("state.json"))
+            .ok()
+            .and_then(|b| serde_json::from_slice(&b).ok())
+            .filter(Value::is_object)
+            .unwrap_or_else(|| json!({}));
+        let (next, task_field) = match due {
+            Due::Code(n) => ("code-review", json!(n)),
+            Due::AllCode => ("all-code-review", Value::Null),
+        };
+        for (k, v) in [
+            ("phase", json!("complete-task")),
+            ("next_phase", json!(next)),
+            ("current_task", task_field),
+            ("phase_iteration", json!(0)),
+            ("consecutive_clean", json!(0)),
+            ("review_model", json!("opus")),
+        ] {
+            state[k] = v;
+        }
+        if let Some(left) = budget_left {
+            state["max_cost_usd"] = json!(left);
+        }
+        let object = state.as_object_mut().expect("an object");
+        object.remove("review_failures");
+        object.remove("auto_continue");
+        object.remove("paused_until");
+        crate::store::atomic::write(
+            &state_path,
+            (serde_json::to_string_pretty(&state).expect("json") + "\n").as_bytes(),
+        )?;
+    }
+    let mark = GateMark {
+        run: ctx.run.clone(),
+        task: task.to_string(),
+    };
+    crate::store::atomic::write(
+        &gate.join(GATE_MARK),
+        serde_json::to_string(&mark).expect("json").as_bytes(),
+    )?;
+    std::fs::write(gate.join(EXCLUDES), "/.taskie\n")?;
+    link(worktree, &gate)
+}
+
+/// `<worktree>/.taskie` → the gate. Plan files the repository tracks under `.taskie` are
+/// first marked skip-worktree in the worktree's own index, so replacing the directory by
+/// the link changes nothing git would commit.
+fn link(worktree: &Path, gate: &Path) -> std::io::Result<()> {
+    let at = worktree.join(".taskie");
+    if std::fs::read_link(&at).is_ok_and(|target| target == gate) {
+        return Ok(());
+    }
+    let git = Git::new(worktree);
+    let tracked = git
+        .tracked_under(".taskie")
+        .map_err(std::io::Error::other)?;
+    if !tracked.is_empty() {
+        let mut args = vec!["update-index", "--skip-worktree", "--"];
+        args.extend(tracked.iter().map(String::as_str));
+        git.run(&args).map_err(std::io::Error::other)?;
+    }
+    match std::fs::symlink_metadata(&at) {
+        Ok(m) if m.is_dir() => fs_err::remove_dir_all(&at)?,
+        Ok(_) => fs_err::remove_file(&at)?,
+        Err(_) => {}
+    }
+    std::os::unix::fs::symlink(gate, &at)
+}

@@ -1,0 +1,124 @@
+//! `taskie run` (SPEC §23): drives a plan's tasks through agent sessions in worktrees of
+//! their own, merges what passed review, and ends with the all-code review. This file
+//! reads the options and the plan and hands over to the driver; docs/run.md tells the
+//! whole story.
+
+use crate::commands::Invocation;
+use crate::error::Error;
+use crate::model::host::Client;
+use crate::model::run::journal::{Entry, Land, Lane, Outcome};
+use crate::model::run::schedule;
+use crate::store::git::Git;
+use std::io::Write;
+
+pub mod budget;
+pub mod context;
+pub mod driver;
+pub mod gate;
+pub mod judge;
+pub mod merge;
+pub mod report;
+pub mod session;
+pub mod setup;
+
+/// The command line of `taskie run`.
+#[derive(Debug, Clone)]
+pub struct Options {
+    pub plan: Option<String>,
+    pub jobs: usize,
+    pub agent: Client,
+    pub land: Land,
+    pub json: bool,
+    pub resume: bool,
+}
+
+pub fn run(inv: &Invocation, opts: &Options, out: &mut dyn Write) -> Result<(), Error> {
+    let target = inv.target(opts.plan.as_deref())?;
+    let gathered = target.gather()?;
+    if !gathered.errors.is_empty() {
+        return Err(Error::Invalid {
+            plan: target.plan,
+            errors: gathered.errors,
+            listed: false,
+        });
+    }
+    let checkout = Git::new(
+        Git::new(&target.project.root)
+            .top_level()
+            .map_err(|e| Error::Refused(format!("taskie run needs a git repository: {e}")))?,
+    );
+    // One driver per plan.
+    let run_lock = format!("{}.run", target.plan);
+    let _held = match crate::store::lock::try_lock(&target.project.locks(), &run_lock)? {
+        Some(held) => held,
+        None => {
+            return Err(Error::Locked {
+                plan: target.plan.clone(),
+                holder: format!(
+                    "another `taskie run` drives it ({})",
+                    crate::store::lock::holder_text(&target.project.locks(), &run_lock)
+                ),
+            });
+        }
+    };
+    let (ctx, mut state) = setup::open(&target, checkout, opts)?;
+    let fail = |e: String| Error::Refused(format!("run {}: {e}", ctx.run));
+    // A run that ended partial goes on with what was left: blocked, conflicted and
+    // skipped tasks wait again (their branches, worktrees and gates kept).
+    if opts.resume && state.outcome == Some(Outcome::Partial) {
+        let left: Vec<String> = state
+            .lanes
+            .iter()
+            .filter(|(_, l)| l.is_settled() && !matches!(l, Lane::Merged { .. }))
+            .map(|(t, _)| t.clone())
+            .collect();
+        let paused: Vec<String> = state
+            .lanes
+            .iter()
+            .filter(|(_, l)| matches!(l, Lane::Paused { .. }))
+            .map(|(t, _)| t.clone())
+            .collect();
+        for task in left {
+            ctx.say(&format!("task {task}: tried again"));
+            ctx.record(&mut state, Entry::Retry { task: task.clone() })
+                .map_err(fail)?;
+            // A fresh review cycle (but a paused one goes on where it was): the old gate
+            // is kept beside, for the record.
+            let gate = ctx.gate(&task);
+            if gate.exists() && !paused.contains(&task) {
+                let aside = gate.with_file_name(format!(
+                    "gate-{task}.before-{}",
+                    crate::clock::Utc::now().compact()
+                ));
+                std::fs::rename(&gate, aside)?;
+            }
+        }
+    }
+    if state.outcome == Some(Outcome::Done) {
+        ctx.say(&format!("run {} already ended: nothing to resume", ctx.run));
+    } else {
+        driver::tasks(&ctx, &mut state).map_err(fail)?;
+        let mut note = None;
+        let outcome = if schedule::all_merged(&ctx.tasks, &state)
+            && driver::final_review(&ctx, &mut state).map_err(fail)?
+        {
+            note = driver::land(&ctx, &mut state).map_err(fail)?;
+            Outcome::Done
+        } else {
+            Outcome::Partial
+        };
+        driver::end(&ctx, &mut state, outcome).map_err(fail)?;
+        if let Some(note) = note {
+            ctx.say(&note);
+        }
+    }
+    report::print(&ctx, &state, out)?;
+    match state.outcome {
+        Some(Outcome::Done) => Ok(()),
+        _ => Err(Error::Refused(format!(
+            "run {} ended partial: {}",
+            ctx.run,
+            report::left(&ctx, &state)
+        ))),
+    }
+}

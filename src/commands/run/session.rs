@@ -1,0 +1,267 @@
+//! Starting an agent session for one task: the agent CLI called exactly as it is called
+//! by hand for a headless run, the prompt on stdin, the hook configured for that CLI,
+//! and `TASKIE_RUN` naming the run and the task.
+
+use crate::commands::run::context::Context;
+use crate::commands::run::gate::EXCLUDES;
+use crate::model::host::Client;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// How a session ended.
+#[derive(Debug)]
+pub struct Ended {
+    pub task: String,
+    /// The exit status, or why the agent could not run.
+    pub status: Result<i32, String>,
+    /// The end of its output, for the report.
+    pub tail: String,
+}
+
+/// The hook command a session's CLI runs at each stop: this very `taskie`, as `taskie hook`.
+fn hook_command() -> String {
+    let exe = std::env::current_exe()
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|_| "taskie".into());
+    format!("'{}' hook", exe.replace('\'', r"'\''"))
+}
+
+/// The hooks entry, in the shape Claude Code, Codex and Gemini share.
+fn hooks_json(event: &str) -> serde_json::Value {
+    serde_json::json!({"hooks": {event: [{"hooks": [{"type": "command", "command": hook_command(), "timeout": 1800}]}]}})
+}
+
+/// The arguments of the agent CLI, as its headless mode takes them (the prompt comes on
+/// stdin for all three).
+pub fn arguments(agent: Client, worktree: &Path, gate: &Path) -> Vec<String> {
+    let gate = gate.display().to_string();
+    let s = |v: &[&str]| v.iter().map(|a| a.to_string()).collect::<Vec<_>>();
+    match agent {
+        Client::Claude => {
+            let mut a = s(&[
+                "-p",
+                "--output-format",
+                "json",
+                // Edits in the worktree need no prompt; an explicit tool list works for
+                // root and non-root alike (no permission-bypass flag).
+                "--permission-mode",
+                "acceptEdits",
+                "--allowedTools",
+                "Bash Read Edit Write Glob Grep",
+                "--add-dir",
+            ]);
+            a.push(gate);
+            a.push("--settings".into());
+            a.push(hooks_json("Stop").to_string());
+            a
+        }
+        Client::Codex => {
+            let hook = format!(
+                "hooks.Stop=[{{hooks=[{{type=\"command\",command={:?},timeout=1800}}]}}]",
+                hook_command()
+            );
+            let mut a = s(&["exec", "--json", "--sandbox", "workspace-write", "-C"]);
+            a.push(worktree.display().to_string());
+            a.extend(s(&[
+                "--add-dir",
+                &gate,
+                "--dangerously-bypass-hook-trust",
+                "-c",
+            ]));
+            a.push(hook);
+            a.push("-".into());
+            a
+        }
+        Client::Gemini => {
+            let mut a = s(&[
+                "-p",
+                "",
+                "--output-format",
+                "json",
+                "--approval-mode",
+                "auto_edit",
+                "--include-directories",
+            ]);
+            a.push(gate);
+            a
+        }
+    }
+}
+
+/// The review a session cut off by a crash left unanswered in the gate: its file and
+/// the post-review file the new session must write, relative to the worktree.
+fn owed(ctx: &Context, task: &str) -> Option<(String, String)> {
+    use crate::model::phase::Review;
+    let dir = ctx.gate(task).join("plans").join(&ctx.plan);
+    let state =
+        crate::model::state::State::parse(&std::fs::read(dir.join("state.json")).ok()?).ok()?;
+    let review = Review::from_name(&state.phase)?;
+    if state.next_phase.as_deref() != Some(review.post_name()) {
+        return None;
+    }
+    let n = state.phase_iteration?;
+    let number = (review == Review::Code)
+        .then(|| crate::model::text::decimal(task))
+        .flatten();
+    let file = crate::model::plan_file::review_file(review, n, number)?;
+    let post = crate::model::plan_file::post_file(review, n, number)?;
+    (dir.join(&file).exists() && !dir.join(&post).exists()).then(|| {
+        let rel = |f: &str| format!(".taskie/plans/{}/{f}", ctx.plan);
+        (rel(&file), rel(&post))
+    })
+}
+
+/// What the agent is asked to do.
+pub fn prompt(ctx: &Context, task: &str) -> String {
+    let plan = format!(".taskie/plans/{}", ctx.plan);
+    // A session cut off by a crash of the driver may leave a review waiting for its answer.
+    let owed = match owed(ctx, task) {
+        Some((review, post)) => format!(
+            "- First: an earlier session of this task was cut off while the review {review} waited for its \
+             answer. Read {review}, address every finding (fix it, or explain why not), and write what you did to \
+             {post}. Answer each finding by its id, one line each. Then stop.\n"
+        ),
+        None => String::new(),
+    };
+    if task == "all" {
+        return format!(
+            "You are finishing plan '{}' in this directory, where `taskie run` merged every task.\n{owed}\
+             Stop now: Taskie's hook runs the all-code review of the whole implementation at your stop. \
+             When it hands you a review, do what it asks (fix the findings here, then write the post-review \
+             file it names) and stop again. Do not edit {plan}/tasks.md or {plan}/state.json, and do not \
+             switch branches.\n",
+            ctx.plan
+        );
+    }
+    format!(
+        "You are implementing task {task} of plan '{}' in this directory, a git worktree `taskie run` made \
+         for this task alone.\n{owed}\
+         - The task: {plan}/task-{task}.md. The plan: {plan}/plan.md (and {plan}/tasks.md for context).\n\
+         - Implement the task here, with tests. Work only inside this directory: a write anywhere else fails \
+         the task.\n\
+         - Commit your work if you can (Taskie commits whatever you leave uncommitted before each review). \
+         Never commit .taskie, never switch branches, never rewrite history.\n\
+         - Do not edit {plan}/tasks.md or {plan}/state.json and do not run `taskie mark`: the run's driver \
+         keeps them.\n\
+         - When the task is done, stop. Taskie's hook then runs the code review; when it hands you a review, \
+         do what it asks (fix, then write the post-review file it names) and stop again, until it lets you \
+         stop.\n",
+        ctx.plan
+    )
+}
+
+/// Where a session's output is kept, in its gate.
+pub const AGENT_STDOUT: &str = "agent-stdout.log";
+pub const AGENT_STDERR: &str = "agent-stderr.log";
+
+/// The pid (and process group) of the gate's last session.
+const AGENT_PID: &str = "agent.pid";
+
+/// Stops the process group of a session a killed driver left behind in this gate, so two
+/// sessions never work in one worktree.
+fn stop_leftover(gate: &Path) {
+    use rustix::process::{Pid, Signal, kill_process_group, test_kill_process_group};
+    let Some(pid) = std::fs::read_to_string(gate.join(AGENT_PID))
+        .ok()
+        .and_then(|t| t.trim().parse::<i32>().ok())
+        .and_then(Pid::from_raw)
+    else {
+        return;
+    };
+    for (signal, wait) in [(Signal::TERM, 50), (Signal::KILL, 50)] {
+        if test_kill_process_group(pid).is_err() {
+            return;
+        }
+        let _ = kill_process_group(pid, signal);
+        for _ in 0..wait {
+            if test_kill_process_group(pid).is_err() {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+    }
+}
+
+/// The program: `TASKIE_AGENT`, else the CLI's own name.
+fn program(agent: Client) -> PathBuf {
+    crate::env::Var::Agent
+        .get_os()
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(agent.name()))
+}
+
+/// Runs one session to its end (call it on a thread of its own).
+pub fn run(ctx: &Context, task: &str, worktree: &Path) -> Ended {
+    let gate = ctx.gate(task);
+    let mut cmd = Command::new(program(ctx.agent));
+    cmd.args(arguments(ctx.agent, worktree, &gate))
+        .current_dir(worktree)
+        .env("TASKIE_RUN", format!("{}:{task}", ctx.run))
+        .env("TASKIE_PLAN", &ctx.plan)
+        .env_remove("TASKIE_HOOK_SKIP")
+        .env_remove("CLAUDE_PROJECT_DIR")
+        .env_remove("CLAUDE_CODE_SESSION_ID")
+        .env_remove("CODEX_THREAD_ID")
+        // The session's git ignores the `.taskie` link (and only it: the user's own
+        // excludes file is replaced for this session's git commands).
+        .env("GIT_CONFIG_COUNT", "1")
+        .env("GIT_CONFIG_KEY_0", "core.excludesFile")
+        .env("GIT_CONFIG_VALUE_0", gate.join(EXCLUDES))
+        .env("GEMINI_CLI_TRUST_WORKSPACE", "true")
+        .env(
+            "GEMINI_CLI_SYSTEM_SETTINGS_PATH",
+            gate.join("gemini-settings.json"),
+        )
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    let _ = std::fs::write(
+        gate.join("gemini-settings.json"),
+        hooks_json("AfterAgent").to_string(),
+    );
+    let ended = |status, tail| Ended {
+        task: task.to_string(),
+        status,
+        tail,
+    };
+    // Its own process group: a session a crash of the driver left running is stopped,
+    // whole, before its task's next session starts (see `stop_leftover`).
+    std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+    stop_leftover(&gate);
+    let mut child = match cmd.spawn() {
+        Ok(c) => c,
+        Err(e) => {
+            return ended(
+                Err(format!(
+                    "cannot start the agent {}: {e}",
+                    program(ctx.agent).display()
+                )),
+                String::new(),
+            );
+        }
+    };
+    let _ = std::fs::write(gate.join(AGENT_PID), child.id().to_string());
+    if let Some(mut stdin) = child.stdin.take() {
+        let _ = stdin.write_all(prompt(ctx, task).as_bytes());
+    }
+    match child.wait_with_output() {
+        Ok(out) => {
+            let _ = std::fs::write(gate.join(AGENT_STDOUT), &out.stdout);
+            let _ = std::fs::write(gate.join(AGENT_STDERR), &out.stderr);
+            let text = String::from_utf8_lossy(&out.stdout);
+            let tail: String = text
+                .lines()
+                .last()
+                .unwrap_or_default()
+                .chars()
+                .take(300)
+                .collect();
+            ended(Ok(out.status.code().unwrap_or(-1)), tail)
+        }
+        Err(e) => ended(
+            Err(format!("the agent's output could not be read: {e}")),
+            String::new(),
+        ),
+    }
+}

@@ -1,0 +1,138 @@
+//! Opening a run: a new one (its journal, its integration branch at the user's HEAD) or,
+//! with `--resume`, the newest run of the plan as its journal tells it.
+
+use crate::commands::Target;
+use crate::commands::run::Options;
+use crate::commands::run::context::Context;
+use crate::error::Error;
+use crate::model::depends;
+use crate::model::run::journal::{Entry, RunState};
+use crate::model::run::schedule::Task;
+use crate::store::git::Git;
+use crate::store::run::{self, Journal};
+
+/// The plan's tasks, with their dependencies, from tasks.md.
+/// The tasks, and each one's title.
+type Table = (Vec<Task>, Vec<(String, String)>);
+
+fn tasks(target: &Target) -> Result<Table, Error> {
+    let text = std::fs::read_to_string(target.dir().join("tasks.md")).map_err(|e| {
+        Error::Refused(format!(
+            "taskie run needs the plan's task table, {}: {e}",
+            target.rel("tasks.md")
+        ))
+    })?;
+    let rows = crate::model::tasks::parse(&text)
+        .map_err(|e| Error::Refused(format!("{}: {e}", target.rel("tasks.md"))))?;
+    let deps = depends::rows(&text).unwrap_or_default();
+    let mut tasks = Vec::new();
+    let mut titles = Vec::new();
+    for row in rows {
+        let id = depends::key(&row.id);
+        if !crate::model::plan_file::valid_id(&id) {
+            return Err(Error::Refused(format!(
+                "{}: the task id \"{}\" cannot name a branch; use numbers in the Id column",
+                target.rel("tasks.md"),
+                row.id
+            )));
+        }
+        let depends = deps
+            .iter()
+            .find(|d| depends::key(&d.id) == id)
+            .map(|d| d.depends.iter().map(|x| depends::key(x)).collect())
+            .unwrap_or_default();
+        titles.push((id.clone(), row.title.clone()));
+        tasks.push(Task {
+            finished: row.is_finished(),
+            id,
+            depends,
+        });
+    }
+    Ok((tasks, titles))
+}
+
+/// Opens the run `opts` asks for.
+pub fn open(target: &Target, checkout: Git, opts: &Options) -> Result<(Context, RunState), Error> {
+    let (tasks, titles) = tasks(target)?;
+    let refused = |m: String| Error::Refused(m);
+    let common = checkout
+        .run(&["rev-parse", "--path-format=absolute", "--git-common-dir"])
+        .map(std::path::PathBuf::from)
+        .map_err(|e| refused(e.to_string()))?;
+    let plan = target.plan.clone();
+    let integration = format!("taskie/{plan}/integration");
+    let (run_dir, entries) = if opts.resume {
+        let dir = run::latest(&target.project.taskie(), &plan).ok_or_else(|| {
+            refused(format!(
+                "plan '{plan}' has no run to resume in .taskie/runs; start one with `taskie run --plan {plan}`"
+            ))
+        })?;
+        let entries = Journal::new(&dir).read();
+        (dir, entries)
+    } else {
+        if let Some(tip) = checkout.ref_target(&format!("refs/heads/{integration}")) {
+            return Err(refused(format!(
+                "the branch {integration} exists (at {}) from an earlier run of plan '{plan}': `taskie run --resume` \
+                 continues that run; to start over, land or delete it (`git branch -D {integration}`)",
+                &tip[..tip.len().min(12)]
+            )));
+        }
+        let branch = checkout.current_branch().ok_or_else(|| {
+            refused("the checkout's HEAD is detached: switch to the branch the run should start from and land on".into())
+        })?;
+        let base = checkout
+            .commit_of("HEAD")
+            .map_err(|e| refused(e.to_string()))?;
+        let id = format!(
+            "{plan}-{}-{}",
+            crate::clock::Utc::now().compact(),
+            std::process::id()
+        );
+        let dir = run::runs_dir(&target.project.taskie()).join(&id);
+        let start = Entry::Start {
+            run: id,
+            plan: plan.clone(),
+            agent: opts.agent.name().into(),
+            jobs: opts.jobs,
+            land: opts.land,
+            branch,
+            base,
+            integration: integration.clone(),
+        };
+        Journal::new(&dir).append(&start)?;
+        (dir, vec![start])
+    };
+    let state = RunState::replay(&entries).ok_or_else(|| {
+        refused(format!(
+            "{} has no start entry: it is not a run's journal",
+            Journal::new(&run_dir).path.display()
+        ))
+    })?;
+    // The integration branch starts at the user's HEAD as the run recorded it.
+    if checkout
+        .ref_target(&format!("refs/heads/{integration}"))
+        .is_none()
+    {
+        checkout
+            .run(&["branch", &integration, &state.base])
+            .map_err(|e| refused(e.to_string()))?;
+    }
+    let work = run::work_dir(&state.run, &common);
+    fs_err::create_dir_all(&work)?;
+    let work = work.canonicalize()?;
+    let agent = crate::model::host::Client::parse(&state.agent).unwrap_or(opts.agent);
+    let ctx = Context {
+        project: target.project.clone(),
+        plan,
+        run: state.run.clone(),
+        checkout,
+        journal: Journal::new(&run_dir),
+        run_dir,
+        work,
+        tasks,
+        titles,
+        agent,
+        json: opts.json,
+    };
+    Ok((ctx, state))
+}

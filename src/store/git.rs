@@ -1,0 +1,250 @@
+//! The `git` program, for `taskie run` (SPEC §23) and the hook's commit before a run
+//! session's review: every git operation Taskie performs goes through here, started
+//! without a shell, with the directory it acts on.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+/// A git command that failed: what ran, and git's own words.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GitError(pub String);
+
+impl std::fmt::Display for GitError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for GitError {}
+
+pub type Result<T> = std::result::Result<T, GitError>;
+
+/// The outcome of a merge.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Merge {
+    /// The merge commit.
+    Merged(String),
+    /// The paths git could not merge; the merge was aborted.
+    Conflict(Vec<String>),
+}
+
+/// Git acting in one directory (a checkout or a worktree).
+#[derive(Debug, Clone)]
+pub struct Git {
+    pub dir: PathBuf,
+}
+
+/// Who Taskie's own commits are by when the repository names no one: a commit must not
+/// fail for want of `user.name` on a fresh machine.
+const FALLBACK_IDENTITY: [&str; 4] = [
+    "-c",
+    "user.name=taskie",
+    "-c",
+    "user.email=taskie@localhost",
+];
+
+impl Git {
+    pub fn new(dir: impl Into<PathBuf>) -> Git {
+        Git { dir: dir.into() }
+    }
+
+    fn command(&self, args: &[&str]) -> Command {
+        let mut c = Command::new("git");
+        c.arg("-C").arg(&self.dir);
+        if args
+            .first()
+            .is_some_and(|a| matches!(*a, "commit" | "merge"))
+            && !self.has_identity()
+        {
+            c.args(FALLBACK_IDENTITY);
+        }
+        c.args(args)
+            .stdin(Stdio::null())
+            // Nothing interactive, ever: no editor, no pager, no credential prompt.
+            .env("GIT_EDITOR", "true")
+            .env("GIT_TERMINAL_PROMPT", "0")
+            .env("GIT_PAGER", "cat");
+        c
+    }
+
+    fn has_identity(&self) -> bool {
+        let mut c = Command::new("git");
+        c.arg("-C")
+            .arg(&self.dir)
+            .args(["config", "user.email"])
+            .stdin(Stdio::null());
+        c.output().is_ok_and(|o| o.status.success())
+    }
+
+    /// Runs git; its stdout, trimmed, or the failure in git's words.
+    pub fn run(&self, args: &[&str]) -> Result<String> {
+        let out = self.command(args).output().map_err(|e| {
+            GitError(format!(
+                "cannot run git {} in {}: {e}",
+                args.join(" "),
+                self.dir.display()
+            ))
+        })?;
+        if out.status.success() {
+            return Ok(String::from_utf8_lossy(&out.stdout).trim().to_string());
+        }
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        let said = stderr
+            .lines()
+            .chain(stdout.lines())
+            .find(|l| !l.trim().is_empty())
+            .unwrap_or("no message");
+        Err(GitError(format!(
+            "git {} failed in {}: {}",
+            args.join(" "),
+            self.dir.display(),
+            said.trim()
+        )))
+    }
+
+    /// Whether git succeeds (for questions git answers with its exit status).
+    pub fn succeeds(&self, args: &[&str]) -> bool {
+        self.command(args)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .is_ok_and(|s| s.success())
+    }
+
+    /// The commit a revision names.
+    pub fn commit_of(&self, rev: &str) -> Result<String> {
+        self.run(&[
+            "rev-parse",
+            "--verify",
+            "--quiet",
+            &format!("{rev}^{{commit}}"),
+        ])
+    }
+
+    /// The commit a ref points at, if it exists.
+    pub fn ref_target(&self, name: &str) -> Option<String> {
+        self.commit_of(name).ok().filter(|s| !s.is_empty())
+    }
+
+    pub fn is_ancestor(&self, ancestor: &str, of: &str) -> bool {
+        self.succeeds(&["merge-base", "--is-ancestor", ancestor, of])
+    }
+
+    /// The top of the work tree holding `dir`.
+    pub fn top_level(&self) -> Result<PathBuf> {
+        self.run(&["rev-parse", "--show-toplevel"])
+            .map(PathBuf::from)
+    }
+
+    /// The branch checked out, `None` when HEAD is detached.
+    pub fn current_branch(&self) -> Option<String> {
+        self.run(&["symbolic-ref", "--quiet", "--short", "HEAD"])
+            .ok()
+            .filter(|b| !b.is_empty())
+    }
+
+    /// What `git status` reports, one line per path (tracked changes and untracked files).
+    pub fn status(&self) -> Result<Vec<String>> {
+        let out = self.run(&["status", "--porcelain=v1", "--untracked-files=all"])?;
+        Ok(out.lines().map(str::to_string).collect())
+    }
+
+    /// Creates `branch` at `commit` and a worktree for it at `path`.
+    pub fn add_worktree(&self, path: &Path, branch: &str, commit: &str) -> Result<()> {
+        let p = path.to_string_lossy();
+        if self.ref_target(&format!("refs/heads/{branch}")).is_some() {
+            self.run(&["worktree", "add", &p, branch]).map(drop)
+        } else {
+            self.run(&["worktree", "add", "-b", branch, &p, commit])
+                .map(drop)
+        }
+    }
+
+    /// A worktree at `path` with HEAD detached at `commit`.
+    pub fn add_detached_worktree(&self, path: &Path, commit: &str) -> Result<()> {
+        self.run(&[
+            "worktree",
+            "add",
+            "--detach",
+            &path.to_string_lossy(),
+            commit,
+        ])
+        .map(drop)
+    }
+
+    /// The paths of the registered worktrees.
+    pub fn worktrees(&self) -> Vec<PathBuf> {
+        self.run(&["worktree", "list", "--porcelain"])
+            .map(|out| {
+                out.lines()
+                    .filter_map(|l| l.strip_prefix("worktree "))
+                    .map(PathBuf::from)
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// Removes a worktree (its directory and its registration, together).
+    pub fn remove_worktree(&self, path: &Path) -> Result<()> {
+        let p = path.to_string_lossy();
+        let removed = self.run(&["worktree", "remove", "--force", "--force", &p]);
+        let _ = self.run(&["worktree", "prune"]);
+        removed.map(drop)
+    }
+
+    /// Commits everything in the work tree but `exclude` (a top-level name); the new
+    /// commit, or `None` when there was nothing to commit.
+    pub fn commit_all(&self, message: &str, exclude: &str) -> Result<Option<String>> {
+        let pathspec = format!(":(exclude,top){exclude}");
+        self.run(&["add", "-A", "--", ".", &pathspec])?;
+        if self.succeeds(&["diff", "--cached", "--quiet"]) {
+            return Ok(None);
+        }
+        self.run(&["commit", "-q", "--no-verify", "-m", message])?;
+        self.commit_of("HEAD").map(Some)
+    }
+
+    /// `merge --no-ff` of `commit` into the detached HEAD; a conflict is aborted.
+    pub fn merge_no_ff(&self, commit: &str, message: &str) -> Result<Merge> {
+        match self.run(&["merge", "--no-ff", "--no-verify", "-m", message, commit]) {
+            Ok(_) => self.commit_of("HEAD").map(Merge::Merged),
+            Err(e) => {
+                let files = self.run(&["diff", "--name-only", "--diff-filter=U"])?;
+                if files.is_empty() {
+                    let _ = self.run(&["merge", "--abort"]);
+                    return Err(e);
+                }
+                let files = files.lines().map(str::to_string).collect();
+                self.run(&["merge", "--abort"])?;
+                Ok(Merge::Conflict(files))
+            }
+        }
+    }
+
+    /// Puts the (Taskie-owned) worktree's detached HEAD at `commit`, whatever it held:
+    /// a merge left half done by a crash is thrown away here.
+    pub fn reset_to(&self, commit: &str) -> Result<()> {
+        let _ = self.run(&["merge", "--abort"]);
+        self.run(&["checkout", "-q", "--force", "--detach", commit])?;
+        self.run(&["reset", "-q", "--hard", commit]).map(drop)
+    }
+
+    /// Compare-and-swap of a ref: moves `name` to `new` only if it still points at `old`.
+    pub fn update_ref(&self, name: &str, new: &str, old: &str) -> Result<()> {
+        self.run(&["update-ref", "-m", "taskie run", name, new, old])
+            .map(drop)
+    }
+
+    /// The paths a range of history changes under `prefix`.
+    pub fn changed_under(&self, from: &str, to: &str, prefix: &str) -> Result<Vec<String>> {
+        let out = self.run(&["diff", "--name-only", from, to, "--", prefix])?;
+        Ok(out.lines().map(str::to_string).collect())
+    }
+
+    /// The tracked paths under `prefix`.
+    pub fn tracked_under(&self, prefix: &str) -> Result<Vec<String>> {
+        let out = self.run(&["ls-files", "--", prefix])?;
+        Ok(out.lines().map(str::to_string).collect())
+    }
+}

@@ -1,0 +1,175 @@
+//! Where a run keeps its files (SPEC §23): the journal under `.taskie/runs/<run>/` in the
+//! project, and, outside the user's checkout, the worktrees and each session's gate (the
+//! `.taskie` its hook works in). The heartbeats a run session's hook leaves.
+
+use crate::model::run::journal::Entry;
+use serde::{Deserialize, Serialize};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// The journal's file name in the run's directory.
+pub const JOURNAL: &str = "journal.jsonl";
+/// The heartbeats file in a session's gate.
+pub const HEARTBEATS: &str = "heartbeats.jsonl";
+/// What the driver writes into a session's gate to say whose it is.
+pub const GATE_MARK: &str = "run.json";
+
+/// `.taskie/runs` of a project.
+pub fn runs_dir(taskie: &Path) -> PathBuf {
+    taskie.join("runs")
+}
+
+/// Where a run's worktrees and gates live: outside the user's checkout, so no path an
+/// agent borrows from the checkout (and no tool that walks the checkout) reaches them.
+/// `$XDG_DATA_HOME/taskie/runs/<run>`, else `~/.local/share/taskie/runs/<run>`, else
+/// beside the repository's git directory.
+pub fn work_dir(run: &str, git_common_dir: &Path) -> PathBuf {
+    use crate::env::Var;
+    let base = Var::XdgDataHome
+        .get_os()
+        .map(PathBuf::from)
+        .filter(|p| p.is_absolute())
+        .or_else(|| {
+            Var::Home
+                .get_os()
+                .map(|h| PathBuf::from(h).join(".local/share"))
+        })
+        .map(|d| d.join("taskie/runs"))
+        .unwrap_or_else(|| git_common_dir.join("taskie-runs"));
+    base.join(run)
+}
+
+/// The journal of one run.
+#[derive(Debug, Clone)]
+pub struct Journal {
+    pub path: PathBuf,
+}
+
+impl Journal {
+    pub fn new(run_dir: &Path) -> Journal {
+        Journal {
+            path: run_dir.join(JOURNAL),
+        }
+    }
+
+    /// Appends one entry and makes it durable before returning: the step it names is
+    /// done only after this.
+    pub fn append(&self, entry: &Entry) -> std::io::Result<()> {
+        kill_point("before", entry.step());
+        if let Some(dir) = self.path.parent() {
+            crate::store::project::create_runtime_dir(dir.parent().unwrap_or(dir))?;
+            fs_err::create_dir_all(dir)?;
+        }
+        let mut f = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(&self.path)?;
+        f.write_all(entry.to_line().as_bytes())?;
+        f.sync_data()?;
+        kill_point("after", entry.step());
+        Ok(())
+    }
+
+    pub fn read(&self) -> Vec<Entry> {
+        std::fs::read_to_string(&self.path)
+            .map(|t| Entry::parse_all(&t))
+            .unwrap_or_default()
+    }
+}
+
+/// Tests only: `TASKIE_TEST_KILL_AT=<before|after>:<step>[:<n>]` makes the driver kill
+/// itself with SIGKILL at the n-th (default first) such point, as a crash there would.
+fn kill_point(when: &str, step: &str) {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    static SEEN: AtomicUsize = AtomicUsize::new(0);
+    let Some(spec) = crate::env::Var::TestKillAt.get() else {
+        return;
+    };
+    let mut parts = spec.split(':');
+    if parts.next() != Some(when) || parts.next() != Some(step) {
+        return;
+    }
+    let nth: usize = parts.next().and_then(|n| n.parse().ok()).unwrap_or(1);
+    if SEEN.fetch_add(1, Ordering::SeqCst) + 1 == nth {
+        let _ =
+            rustix::process::kill_process(rustix::process::getpid(), rustix::process::Signal::KILL);
+    }
+}
+
+/// The newest run of `plan` in `.taskie/runs`, by the name's timestamp.
+pub fn latest(taskie: &Path, plan: &str) -> Option<PathBuf> {
+    let mut runs: Vec<PathBuf> = std::fs::read_dir(runs_dir(taskie))
+        .ok()?
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| {
+            p.file_name()
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| n.starts_with(&format!("{plan}-")))
+        })
+        .filter(|p| p.join(JOURNAL).is_file())
+        .collect();
+    runs.sort();
+    runs.pop()
+}
+
+/// Whose a gate is: the run and the task (or `all`, the all-code review).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GateMark {
+    pub run: String,
+    pub task: String,
+}
+
+/// One stop of a run session, as its hook saw it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Heartbeat {
+    pub ts: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub session: Option<String>,
+    /// The branch of the hook's procedure (`advanced`, `review-blocked`, …).
+    pub path: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub review: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub iteration: Option<u64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub verdict: Option<String>,
+    /// The commit the review at this stop reviewed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commit: Option<String>,
+}
+
+/// Appends a heartbeat to a gate (made durable: the driver trusts only what is there).
+pub fn beat(gate: &Path, beat: &Heartbeat) -> std::io::Result<()> {
+    let mut line = serde_json::to_string(beat).expect("a heartbeat always serializes");
+    line.push('\n');
+    let mut f = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(gate.join(HEARTBEATS))?;
+    f.write_all(line.as_bytes())?;
+    f.sync_data()
+}
+
+/// The heartbeats of a gate, oldest first.
+pub fn heartbeats(gate: &Path) -> Vec<Heartbeat> {
+    std::fs::read_to_string(gate.join(HEARTBEATS))
+        .map(|t| {
+            t.lines()
+                .filter_map(|l| serde_json::from_str(l).ok())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+/// The mark of a gate, if it is one.
+pub fn gate_mark(gate: &Path) -> Option<GateMark> {
+    let text = std::fs::read_to_string(gate.join(GATE_MARK)).ok()?;
+    serde_json::from_str(&text).ok()
+}
+
+/// The newest run of `plan` as its journal tells it, for `taskie status`.
+pub fn latest_state(taskie: &Path, plan: &str) -> Option<crate::model::run::journal::RunState> {
+    let dir = latest(taskie, plan)?;
+    crate::model::run::journal::RunState::replay(&Journal::new(&dir).read())
+}
