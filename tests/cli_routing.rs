@@ -276,9 +276,24 @@ fn without_any_plan_the_next_step_is_new_plan() {
 }
 
 #[test]
-fn without_state_and_tasks_md_the_next_step_is_create_tasks() {
+fn a_plan_md_without_state_json_routes_to_taskie_init_so_the_plan_is_reviewed() {
     let p = Project::new().plan("p");
-    assert_route(&route(&p), "create-tasks", Value::Null, "no tasks.md");
+    let v = route(&p);
+    assert_eq!(
+        (&v["action"], &v["command"]),
+        (&json!("init"), &json!("taskie init p")),
+        "{v:#}"
+    );
+    assert!(
+        v["reason"].as_str().unwrap().contains("never reviews it"),
+        "{v:#}"
+    );
+    p.taskie(&["init", "p"]).output().unwrap();
+    assert_eq!(
+        route(&p)["action"],
+        "continue-task",
+        "after init the plan review is due"
+    );
 }
 
 #[test]
@@ -491,7 +506,7 @@ fn every_state_a_whole_plan_passes_through_routes_by_the_rule() {
     w.expect(
         "stop",
         Value::Null,
-        "the code-review cycle passed: stop now; the hook runs all-code-review #1",
+        "the code-review cycle ended: stop now; the hook runs all-code-review #1",
     );
 
     // The all-code review fails once; its post-review is owed, then done.
@@ -569,7 +584,8 @@ fn with_reviews_disabled_and_tdd_every_advance_routes_to_the_next_step() {
     w.taskie(&["init", "p", "--tdd", "--max-reviews", "0"]);
     // Each stop advances without a review (SPEC §5 step 13), never blocking.
     assert!(!w.stop("FAIL"));
-    w.expect("create-tasks", Value::Null, "plan review passed");
+    // Not reviewed is never called passed.
+    w.expect("create-tasks", Value::Null, "plan was not reviewed");
     w.tasks("pending", "pending");
     w.write("task-1.md", "# Task 1\n");
     w.write("task-2.md", "# Task 2\n");
@@ -594,7 +610,8 @@ fn with_reviews_disabled_and_tdd_every_advance_routes_to_the_next_step() {
     w.expect(
         "stop",
         Value::Null,
-        "the code-review cycle passed: stop now; the hook runs all-code-review #1",
+        "the code-review cycle ended: reviews are disabled (max_reviews=0), so the next stop passes over \
+         all-code-review",
     );
     assert!(!w.stop("FAIL"));
     w.expect("complete", Value::Null, "recorded phase complete");

@@ -20,12 +20,19 @@ fn project() -> Project {
 }
 
 fn tasks(p: Project) -> Project {
+    tasks_with(p, "pending")
+}
+
+/// The example plan with every task at `status`.
+fn tasks_with(p: Project, status: &str) -> Project {
     std::fs::write(
         p.plan_dir().join("tasks.md"),
-        "| Id | Status | Title |\n|----|--------|-------|\n\
-         | 1 | pending | Parse the query |\n\
-         | 2 | pending | Rank the results |\n\
-         | 3 | pending | Show the results |\n",
+        format!(
+            "| Id | Status | Title |\n|----|--------|-------|\n\
+             | 1 | {status} | Parse the query |\n\
+             | 2 | {status} | Rank the results |\n\
+             | 3 | {status} | Show the results |\n"
+        ),
     )
     .unwrap();
     for n in 1..=3 {
@@ -99,15 +106,18 @@ fn scenario(name: &str) -> Project {
             p.run_taskie(&["advance"]).ok();
             p
         }
-        "all-code-review-passed" => tasks(project()).state(json!({"phase": "all-code-review",
+        "all-code-review-passed" => {
+            tasks_with(project(), "done").state(json!({"phase": "all-code-review",
             "next_phase": "complete", "phase_iteration": 3, "review_model": "sonnet",
-            "consecutive_clean": 2})),
+            "consecutive_clean": 2}))
+        }
         "plan-review-passed" => plan_review_passed(),
         "stray-file" => project().state(due("plan-review")).file("notes.md", "x\n"),
         "plan-review-due" => project().state(due("plan-review")),
         "no-state" => project(),
         "create-tasks-due" => tasks(plan_review_passed()),
-        "complete" => tasks(project()).state(json!({"phase": "complete", "next_phase": null,
+        "complete" => tasks_with(project(), "done")
+            .state(json!({"phase": "complete", "next_phase": null,
             "phase_iteration": 1, "max_reviews": 3, "review_model": "sonnet"})),
         other => panic!("{DOC}: no scenario named {other:?}"),
     }

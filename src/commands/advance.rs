@@ -5,6 +5,7 @@ use crate::commands::Invocation;
 use crate::error::Error;
 use crate::model::cycle;
 use crate::model::facts::Facts;
+use crate::model::machine;
 use crate::model::phase::Review;
 use crate::model::state::State;
 use std::io::Write;
@@ -29,17 +30,24 @@ pub fn advance(f: &Facts, s: &State) -> Result<(State, String), Error> {
         });
     }
     let iterations = s.phase_iteration.unwrap_or(0);
-    let mut next = s.clone();
-    cycle::advance_by_decision(&mut next, r, f.tasks, iterations);
+    let next = machine::advanced_by_hand(s, r, f.tasks);
     let task = s
         .current_task
         .filter(|_| r == Review::Code)
         .map(|t| format!(" (task {t})"))
         .unwrap_or_default();
     let s_ = if iterations == 1 { "" } else { "s" };
+    let open = match next.scheduled() {
+        Some(crate::model::phase::Phase::Complete) => {
+            crate::model::tasks::unfinished_at_complete(f.tasks, &f.rel("tasks.md"))
+                .map(|o| format!(" Note: {o}."))
+                .unwrap_or_default()
+        }
+        _ => String::new(),
+    };
     let message = format!(
         "Advanced plan '{}' past {r}{task} after {iterations} review{s_}: next_phase is now {}. \
-         Run /taskie:continue-plan to go on.",
+         Run /taskie:continue-plan to go on.{open}",
         f.plan,
         next.next_phase.as_deref().unwrap_or("null")
     );

@@ -5,6 +5,9 @@ use crate::commands::Invocation;
 use crate::error::Error;
 use crate::model::cycle;
 use crate::model::facts::Facts;
+use crate::model::machine;
+use crate::model::next_stop::{self, Base, NextStop, Prediction, Then};
+use crate::model::pause;
 use crate::model::phase::{self, Phase, Review};
 use crate::model::plan_file;
 use crate::model::state::State;
@@ -24,6 +27,8 @@ pub enum Next {
     Complete,
     /// A decision the agent must not take alone.
     AskHuman,
+    /// Run `taskie init <plan>`: the plan has no state.json, so nothing reviews it.
+    Init,
 }
 
 impl Next {
@@ -34,12 +39,15 @@ impl Next {
             Next::Stop => "stop",
             Next::Complete => "complete",
             Next::AskHuman => "ask-human",
+            Next::Init => "init",
         }
     }
 
-    pub fn command(self) -> Option<String> {
+    /// What to run: `/taskie:<action>`, or `taskie init <plan>`.
+    pub fn command(self, plan: Option<&str>) -> Option<String> {
         match self {
             Next::Action(a) => Some(format!("/taskie:{a}")),
+            Next::Init => plan.map(|p| format!("taskie init {p}")),
             _ => None,
         }
     }
@@ -118,12 +126,14 @@ fn without_state(f: &Facts) -> Route {
         );
     }
     if !f.has_file("tasks.md") {
-        return go(
-            Phase::CreateTasks,
+        // A plan just written: without state.json the hook never reviews it.
+        return answer(
+            Next::Init,
             None,
             format!(
-                "plan '{}' has no tasks.md yet: split the plan into tasks",
-                f.plan
+                "plan '{p}' has plan.md but no state.json, so the hook never reviews it: run `taskie init {p}` \
+                 (the plan review then runs at the next stop), then `taskie continue-plan` again",
+                p = f.plan
             ),
         );
     }
@@ -173,11 +183,14 @@ fn with_state(f: &Facts, s: &State) -> Route {
         return review_due(f, s, r);
     }
     match next {
-        Some(Phase::CreateTasks) => go(
-            Phase::CreateTasks,
-            None,
-            "the plan review passed: split the plan into tasks.md and task files".into(),
-        ),
+        Some(Phase::CreateTasks) => {
+            let how = cycle_ended(s, "the plan review passed", "the plan");
+            go(
+                Phase::CreateTasks,
+                None,
+                format!("{how}: split the plan into tasks.md and task files"),
+            )
+        }
         Some(
             a @ (Phase::CompleteTask
             | Phase::CompleteTaskTdd
@@ -185,16 +198,21 @@ fn with_state(f: &Facts, s: &State) -> Route {
             | Phase::NextTaskTdd),
         ) => implement(f, s, a),
         Some(Phase::Complete) => {
-            let mut done = s.clone();
-            done.set_phase(Phase::Complete);
-            done.schedule(None);
+            let how = cycle_ended(
+                s,
+                "the whole implementation passed its review",
+                "the whole implementation",
+            );
+            let open = crate::model::tasks::unfinished_at_complete(f.tasks, &f.rel("tasks.md"))
+                .map(|o| format!("; but {o}"))
+                .unwrap_or_default();
             Route {
                 next: Next::Complete,
                 task: None,
-                reason: "the whole implementation passed its review: the plan is complete \
-                         (recorded phase complete in state.json)"
-                    .into(),
-                write: Some(done),
+                reason: format!(
+                    "{how}: the plan is complete (recorded phase complete in state.json){open}"
+                ),
+                write: Some(machine::complete(s)),
             }
         }
         Some(p) => {
@@ -221,7 +239,10 @@ fn with_state(f: &Facts, s: &State) -> Route {
         None if s.last() == Some(Phase::Complete) => answer(
             Next::Complete,
             None,
-            "the plan is complete; nothing is left to do".into(),
+            match crate::model::tasks::unfinished_at_complete(f.tasks, &f.rel("tasks.md")) {
+                Some(open) => format!("the plan is recorded complete, but {open}"),
+                None => "the plan is complete; nothing is left to do".into(),
+            },
         ),
         None => answer(
             Next::AskHuman,
@@ -235,7 +256,8 @@ fn with_state(f: &Facts, s: &State) -> Route {
     }
 }
 
-/// `next_phase` is `post-R`: the agent owes the post-review of review N.
+/// `next_phase` is `post-R`: the agent owes the post-review of review N, unless the
+/// next stop (the one prediction) has found it written or the review lost.
 fn post_review(f: &Facts, s: &State, r: Review) -> Route {
     let n = s.phase_iteration.unwrap_or(0);
     let task = s.current_task.filter(|_| r == Review::Code);
@@ -255,46 +277,79 @@ fn post_review(f: &Facts, s: &State, r: Review) -> Route {
             ),
         );
     }
-    let (Some(review), Some(post)) = (
-        plan_file::review_file(r, n, task),
-        plan_file::post_file(r, n, task),
-    ) else {
-        return no_current_task(f, r);
-    };
-    if !f.has_file(&review) {
-        // Rewind to just before review N so the hook runs it again.
-        let back = crate::model::cycle::rewind(s, r, n);
-        return Route {
-            next: Next::Stop,
-            task: task_text,
-            reason: format!(
-                "{r} #{n} is owed a post-review but {} is missing, so there is nothing to address; state.json \
-                 was set back to before that review: stop now and the hook runs {r} #{n} again",
-                f.rel(&review)
+    let prediction = next_stop::predict(f);
+    match (&prediction.stop, prediction.base) {
+        (NextStop::NoCurrentTask(_), _) => no_current_task(f, r),
+        (
+            NextStop::PostReviewOwed {
+                review_file,
+                post_file,
+                then,
+                ..
+            },
+            _,
+        ) => go(
+            r.post_phase(),
+            task_text,
+            format!(
+                "{r} #{n} asked for changes: read {}, address every finding, write {}, then {}",
+                f.rel(review_file),
+                f.rel(post_file),
+                after_post_review(f, s, r, n, *then)
             ),
-            write: Some(back),
-        };
-    }
-    if f.has_file(&post) {
-        let why = format!("the post-review {} is written", f.rel(&post));
-        return next_review(f, s, r, n, why);
-    }
-    go(
-        r.post_phase(),
-        task_text,
-        format!(
-            "{r} #{n} asked for changes: read {}, address every finding, write {}, then stop so review #{} runs",
-            f.rel(&review),
-            f.rel(&post),
-            n.saturating_add(1)
         ),
-    )
+        (_, Base::Rewound) => {
+            let mut route = at_next_stop(
+                f,
+                &prediction,
+                format!(
+                    "{r} #{n} is owed a post-review but {} is missing, so there is nothing to address; state.json \
+                     was set back to before that review",
+                    plan_file::review_file(r, n, task)
+                        .map(|name| f.rel(&name))
+                        .unwrap_or_default()
+                ),
+            );
+            // Rewind to just before review N so the hook runs it again.
+            route.write = Some(machine::rewind(s, r, n));
+            route
+        }
+        _ => {
+            let post = plan_file::post_file(r, n, task).unwrap_or_default();
+            at_next_stop(
+                f,
+                &prediction,
+                format!("the post-review {} is written", f.rel(&post)),
+            )
+        }
+    }
+}
+
+/// What the agent does once the post-review of review `n` is written, as the next
+/// stop will have it.
+fn after_post_review(f: &Facts, s: &State, r: Review, n: u64, then: Then) -> String {
+    let next = n.saturating_add(1);
+    match then {
+        Then::Review => format!("stop so review #{next} runs"),
+        Then::HardStop(reason) => {
+            let (why, remedies) = next_stop::hard_stop_words(f, s, r, reason);
+            format!(
+                "stop: the next stop is a hard stop and no review #{next} runs by itself ({why}); ask the human: \
+                 {remedies}"
+            )
+        }
+        Then::Paused { until } => format!(
+            "stop; review #{next} then waits for a reviewer's usage limit: {}",
+            paused_words(f, s.paused_by.as_deref(), until)
+        ),
+    }
 }
 
 /// `next_phase` is review R.
 fn review_due(f: &Facts, s: &State, r: Review) -> Route {
     let k = s.phase_iteration.unwrap_or(0);
     let task = s.current_task.filter(|_| r == Review::Code);
+    let prediction = next_stop::predict(f);
     if s.last() == Some(r.post_phase()) {
         // Iteration 0 after a post-review is a rewound first review (§5 step 10).
         let why = if k == 0 {
@@ -302,15 +357,16 @@ fn review_due(f: &Facts, s: &State, r: Review) -> Route {
         } else {
             format!("post-review #{k} of {r} is recorded")
         };
-        return next_review(f, s, r, k, why);
+        return at_next_stop(f, &prediction, why);
     }
-    // The last phase is a review whose cycle passed and advanced to R (code-review of the
-    // last task → all-code-review): that step's work is done, so stopping runs R.
-    if let Some(passed) = s.last().and_then(Phase::review).filter(|&p| p != r) {
-        return next_review(f, s, r, k, format!("the {passed} cycle passed"));
+    // The last phase is a review whose cycle ended and moved on to R (code-review of the
+    // last task → all-code-review): that step's work is done, so stopping runs R. Passed
+    // or accepted by hand (`taskie advance`) leave the same state, so neither is claimed.
+    if let Some(ended) = s.last().and_then(Phase::review).filter(|&p| p != r) {
+        return at_next_stop(f, &prediction, format!("the {ended} cycle ended"));
     }
-    if let Some(stop) = hard_stop(f, s, r) {
-        return answer(Next::AskHuman, task.map(|t| t.to_string()), stop);
+    if let NextStop::HardStop(_) = prediction.stop {
+        return at_next_stop(f, &prediction, format!("{r} is due"));
     }
     if r == Review::Tasks && !f.has_file("tasks.md") {
         return go(
@@ -322,6 +378,21 @@ fn review_due(f: &Facts, s: &State, r: Review) -> Route {
             ),
         );
     }
+    if r == Review::Tasks
+        && let missing = f.missing_task_files()
+        && !missing.is_empty()
+    {
+        let files: Vec<String> = missing.iter().map(|m| f.rel(m)).collect();
+        return go(
+            Phase::CreateTasks,
+            None,
+            format!(
+                "{r} is due but the task files {} lists do not all exist yet: write {}",
+                f.rel("tasks.md"),
+                files.join(", ")
+            ),
+        );
+    }
     let work = match (r, task) {
         (Review::Plan, _) => "plan.md".to_string(),
         (Review::Tasks, _) => "tasks.md and the task files".to_string(),
@@ -329,50 +400,125 @@ fn review_due(f: &Facts, s: &State, r: Review) -> Route {
         (Review::Code, None) => return no_current_task(f, r),
         (Review::AllCode, _) => "the implementation".to_string(),
     };
+    let then = match &prediction.stop {
+        NextStop::Paused { until, .. } => format!(
+            "then stop; the review waits for a reviewer's usage limit: {}",
+            paused_words(f, s.paused_by.as_deref(), *until)
+        ),
+        _ => "then stop so the hook runs the review (if it is already finished, just stop)".into(),
+    };
     go(
         Phase::ContinueTask,
         task.map(|t| t.to_string()),
         format!(
-            "{r} #{} is due and the last phase was \"{}\", so {work} may be unfinished: finish it, then stop so \
-             the hook runs the review (if it is already finished, just stop)",
+            "{r} #{} is due and the last phase was \"{}\", so {work} may be unfinished: finish it, {then}",
             k.saturating_add(1),
             s.phase
         ),
     )
 }
 
-/// The post-review of review `k` is done: stopping runs review k+1, unless the cycle is
-/// hard-stopped.
-fn next_review(f: &Facts, s: &State, r: Review, k: u64, why: String) -> Route {
-    let task = s
-        .current_task
-        .filter(|_| r == Review::Code)
-        .map(|t| t.to_string());
-    match hard_stop(f, s, r) {
-        Some(stop) => answer(Next::AskHuman, task, format!("{why}, but {stop}")),
-        None => answer(
+/// The route when the agent's work for the cycle is done and the next stop decides:
+/// worded from the one prediction (SPEC §13). `why` says how the plan got here.
+fn at_next_stop(f: &Facts, p: &Prediction, why: String) -> Route {
+    let s = p_state(f);
+    let task = |r: Review| {
+        s.and_then(|s| s.current_task)
+            .filter(|_| r == Review::Code)
+            .map(|t| t.to_string())
+    };
+    match &p.stop {
+        NextStop::Review(due) => answer(
             Next::Stop,
-            task,
+            task(due.review),
             format!(
-                "{why}: stop now; the hook runs {r} #{} when you end your turn",
-                k.saturating_add(1)
+                "{why}: stop now; the hook runs {} #{}{} when you end your turn",
+                due.review,
+                due.iteration,
+                if p.base == Base::Rewound {
+                    " again"
+                } else {
+                    ""
+                }
             ),
         ),
+        NextStop::HardStop(h) => {
+            let (what, remedies) = match s {
+                Some(s) => next_stop::hard_stop_words(f, s, h.review, h.reason),
+                None => (String::new(), String::new()),
+            };
+            answer(
+                Next::AskHuman,
+                task(h.review),
+                format!(
+                    "{why}, but {what}, so reviews are hard-stopped; ask the human: {remedies} (details: `taskie \
+                     status --plan {}`)",
+                    f.plan
+                ),
+            )
+        }
+        NextStop::Paused {
+            review,
+            iteration,
+            until,
+            by,
+        } => answer(
+            Next::Stop,
+            task(*review),
+            format!(
+                "{why}, but {review} #{iteration} waits for a reviewer's usage limit: {}; stopping now runs no \
+                 reviewer",
+                paused_words(f, by.as_deref(), *until)
+            ),
+        ),
+        NextStop::ReviewsDisabled { review, target, .. } => answer(
+            Next::Stop,
+            task(*review),
+            format!(
+                "{why}: reviews are disabled (max_reviews=0), so the next stop passes over {review} and moves on \
+                 to {target}: stop now"
+            ),
+        ),
+        NextStop::Precondition {
+            review, missing, ..
+        } => answer(
+            Next::AskHuman,
+            task(*review),
+            format!("{why}, but {review} cannot run: {missing} is missing; create it, then stop"),
+        ),
+        NextStop::NoCurrentTask(r) => no_current_task(f, *r),
+        // Not reached from a due review: the structure, the state and the schedule were
+        // checked before.
+        _ => answer(Next::Stop, None, format!("{why}: stop now")),
     }
 }
 
-/// Whether the hook would hard-stop review k+1 of `r` (SPEC §5 step 14), in words
-/// with the commands that resolve it.
-fn hard_stop(f: &Facts, s: &State, r: Review) -> Option<String> {
-    let reason = cycle::hard_stop(s, f.spent_usd)?;
-    let target = cycle::advance_target(r, s, f.tasks);
-    let (why, remedies) =
-        cycle::explain_stop(f.plan, reason, r, s, f.spent_usd, &target.to_string());
-    Some(format!(
-        "{why}, so reviews are hard-stopped; ask the human: {} (details: `taskie status --plan {}`)",
-        cycle::remedies_text(&remedies),
+/// How the cycle that just ended ended, as the state shows it: the hook ends a cycle only
+/// with its clean streak, so anything short of it was a decision (SPEC §13: a cycle
+/// advanced by hand is never called passed).
+/// `passed` words a passed cycle; `what` names the reviewed work otherwise.
+fn cycle_ended(s: &State, passed: &str, what: &str) -> String {
+    if s.consecutive_clean >= s.clean_reviews_required {
+        passed.into()
+    } else if s.max_reviews == 0 {
+        format!("{what} was not reviewed (reviews are disabled: max_reviews=0)")
+    } else {
+        format!("{what} was accepted by hand (`taskie advance`) without passing its review")
+    }
+}
+
+fn p_state<'a>(f: &Facts<'a>) -> Option<&'a State> {
+    f.state.as_ref().ok().and_then(Option::as_ref)
+}
+
+/// A usage-limit pause in words: until when, who hit it, and how to lift it.
+fn paused_words(f: &Facts, by: Option<&str>, until: i64) -> String {
+    let by = by.map(|b| format!(" ({b})")).unwrap_or_default();
+    format!(
+        "the plan is paused until {}{by}; `taskie resume --plan {}` lifts the pause",
+        pause::when(until, f.now),
         f.plan
-    ))
+    )
 }
 
 fn no_current_task(f: &Facts, r: Review) -> Route {
@@ -470,7 +616,7 @@ pub fn to_json<'a>(plan: Option<&'a str>, r: &'a Route) -> RouteJson<'a> {
     RouteJson {
         plan,
         action: r.next.action(),
-        command: r.next.command(),
+        command: r.next.command(plan),
         task: r.task.as_deref().map(TaskId::of),
         reason: &r.reason,
     }
@@ -487,6 +633,7 @@ pub fn human(plan: Option<&str>, r: &Route) -> String {
         Next::Stop => format!("stop now: end your turn{task}"),
         Next::Complete => "nothing: the plan is complete".into(),
         Next::AskHuman => format!("ask the human{task}"),
+        Next::Init => format!("run `taskie init {}`", plan.unwrap_or("<plan-id>")),
     };
     let mut out = String::new();
     if let Some(p) = plan {
@@ -610,10 +757,13 @@ mod tests {
 
     #[test]
     fn without_state_the_files_decide() {
+        let r = Plan::new(&["plan.md"]).ok();
         assert_eq!(
-            Plan::new(&["plan.md"]).ok().next,
-            Next::Action(Phase::CreateTasks)
+            r.next,
+            Next::Init,
+            "a plan without state.json is never reviewed"
         );
+        assert_eq!(r.next.command(Some("p")).as_deref(), Some("taskie init p"));
         let r = Plan::new(BASE)
             .tasks(&[("1", "done"), ("2", "pending")])
             .ok();
@@ -675,6 +825,7 @@ mod tests {
     #[test]
     fn a_recorded_post_review_means_stop_for_the_next_review() {
         let r = Plan::new(BASE)
+            .tasks(&[("1", "pending"), ("2", "pending")])
             .state(
                 r#"{"phase":"post-tasks-review","next_phase":"tasks-review","phase_iteration":1}"#,
             )

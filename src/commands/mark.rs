@@ -4,8 +4,9 @@
 
 use crate::commands::Invocation;
 use crate::error::Error;
-use crate::model::cycle;
 use crate::model::facts::Facts;
+use crate::model::machine;
+use crate::model::next_stop::{self, NextStop};
 use crate::model::phase::{Phase, Review};
 use crate::model::plan_file;
 use crate::model::state::State;
@@ -115,6 +116,17 @@ pub struct Marked {
 /// SPEC §14. `task` is the `--task` value; the caller has checked it is given exactly
 /// for the marks that take one.
 pub fn transition(f: &Facts, s: &State, mark: Mark, task: Option<u64>) -> Result<Marked, String> {
+    // The one structure check (SPEC §7, §14): what validate and the hook report, mark
+    // refuses, naming the same files.
+    if !f.errors.is_empty() {
+        return Err(format!(
+            "cannot mark {}: plan '{}' is invalid: {}. Fix: {}; then mark again",
+            mark.name(),
+            f.plan,
+            crate::model::validate::joined(f.errors),
+            crate::model::validate::fixes(f.plan, f.errors).join("; ")
+        ));
+    }
     if let Err(why) = fits(s, mark) {
         return Err(refusal(s, mark, &why));
     }
@@ -134,49 +146,18 @@ pub fn transition(f: &Facts, s: &State, mark: Mark, task: Option<u64>) -> Result
             files.join(", ")
         ));
     }
-    let mut next = s.clone();
-    match mark {
-        Mark::CreateTasks => {
-            next.set_phase(mark.phase());
-            next.schedule(Some(Phase::TasksReview));
-            next.current_task = None;
-            cycle::reset(&mut next);
-        }
-        Mark::CompleteTask { tdd } => {
-            next.set_phase(mark.phase());
-            next.current_task = task;
-            next.schedule(Some(Phase::CodeReview));
-            next.tdd = tdd;
-            cycle::reset(&mut next);
-        }
-        Mark::NextTask { .. } => {
-            next.set_phase(mark.phase());
-            next.current_task = task;
-            next.schedule(None);
-            next.phase_iteration = None;
-        }
-        Mark::ContinueTask => next.set_phase(mark.phase()),
-        Mark::Post(r) => {
-            next.set_phase(r.post_phase());
-            next.schedule(Some(r.phase()));
-        }
-        Mark::Review(r) => {
-            next.set_phase(r.phase());
-            next.schedule(None);
-            next.phase_iteration = None;
-        }
-        Mark::AddTask => {
-            if next.current_task.is_none() {
-                next.current_task = task;
-            }
-        }
-        Mark::Complete => {
-            next.set_phase(mark.phase());
-            next.schedule(None);
-        }
-    }
+    let next = match mark {
+        Mark::CreateTasks => machine::tasks_created(s),
+        Mark::CompleteTask { tdd } => machine::task_completed(s, task, tdd),
+        Mark::NextTask { tdd } => machine::next_task(s, task, tdd),
+        Mark::ContinueTask => machine::task_continued(s),
+        Mark::Post(r) => machine::post_review_done(s, r),
+        Mark::Review(r) => machine::standalone_review(s, r),
+        Mark::AddTask => machine::task_added(s, task),
+        Mark::Complete => machine::complete(s),
+    };
     let changed = next != *s;
-    let message = success(f.plan, &next, mark, task, changed);
+    let message = success(f, &next, mark, task, changed);
     Ok(Marked {
         state: next,
         changed,
@@ -329,7 +310,8 @@ fn refusal(s: &State, mark: Mark, why: &str) -> String {
     )
 }
 
-fn success(plan: &str, after: &State, mark: Mark, task: Option<u64>, changed: bool) -> String {
+fn success(f: &Facts, after: &State, mark: Mark, task: Option<u64>, changed: bool) -> String {
+    let plan = f.plan;
     let of_task = task.map(|t| format!(" task {t} of")).unwrap_or_default();
     let head = format!("Recorded {} for{of_task} plan '{plan}'", mark.name());
     if mark == Mark::AddTask && after.current_task != task {
@@ -347,15 +329,59 @@ fn success(plan: &str, after: &State, mark: Mark, task: Option<u64>, changed: bo
         }
         (_, Some(Err(n))) => format!("next is {n}"),
         (_, Some(Ok(n))) => match n.review() {
-            Some(r) => format!(
-                "next is {r} #{}. Stop now: the hook runs it when you end your turn",
-                after.phase_iteration.unwrap_or(0).saturating_add(1)
-            ),
+            Some(_) => at_next_stop(f, after),
             None => format!("next is {n}"),
         },
         (_, None) => "nothing is scheduled next (standalone)".into(),
     };
-    format!("{head}: {what}.")
+    let open = match mark {
+        Mark::Complete => crate::model::tasks::unfinished_at_complete(f.tasks, &f.rel("tasks.md"))
+            .map(|o| format!(" But {o}."))
+            .unwrap_or_default(),
+        _ => String::new(),
+    };
+    format!("{head}: {what}.{open}")
+}
+
+/// What the next stop does once the mark is written, from the one prediction: a review
+/// due after a mark may still be hard-stopped or paused.
+fn at_next_stop(f: &Facts, after: &State) -> String {
+    let written = Ok(Some(after.clone()));
+    let facts = Facts {
+        state: &written,
+        ..*f
+    };
+    match next_stop::predict(&facts).stop {
+        NextStop::Review(d) => format!(
+            "next is {} #{}. Stop now: the hook runs it when you end your turn",
+            d.review, d.iteration
+        ),
+        NextStop::HardStop(h) => {
+            let (why, remedies) = next_stop::hard_stop_words(f, after, h.review, h.reason);
+            format!(
+                "next is {}, but {why}, so the next stop is a hard stop; ask the human: {}",
+                h.review, remedies
+            )
+        }
+        NextStop::Paused {
+            review,
+            iteration,
+            until,
+            ..
+        } => format!(
+            "next is {review} #{iteration}, but the plan is paused until {}: the review runs at the first stop \
+             after that (`taskie resume --plan {}` lifts the pause)",
+            crate::model::pause::when(until, f.now),
+            f.plan
+        ),
+        NextStop::ReviewsDisabled { review, target, .. } => format!(
+            "next is {review}, which the next stop passes over (reviews are disabled: max_reviews=0) to {target}"
+        ),
+        NextStop::Precondition {
+            review, missing, ..
+        } => format!("next is {review}, but it cannot run without {missing}: create it, then stop"),
+        _ => format!("next is {}", after.next_phase.as_deref().unwrap_or("null")),
+    }
 }
 
 /// `taskie mark <phase> [--task N] [--plan ID]`.

@@ -3,43 +3,96 @@
 
 use crate::commands::Invocation;
 use crate::error::Error;
+use crate::model::facts::Facts;
+use crate::model::machine;
+use crate::model::next_stop::{self, NextStop, Then};
 use crate::model::pause;
 use crate::model::state::State;
 use std::io::Write;
 
-/// The state without its pause, and what to tell the human; `None` when the plan is not
-/// paused (nothing to write).
-pub fn resume(plan: &str, s: &State, now: i64) -> (Option<State>, String) {
+/// The state without its pause, and what to tell the human: what the next stop then
+/// does, from the one prediction (a hard-stopped plan is said to be one, with the
+/// commands that resolve it). `None` when the plan is not paused (nothing to write).
+pub fn resume(f: &Facts, s: &State) -> (Option<State>, String) {
+    let plan = f.plan;
     let Some(until) = s.paused_until else {
         return (
             None,
-            format!(
-                "Plan '{plan}' is not paused: the next stop runs the review that is due, if any."
-            ),
+            format!("Plan '{plan}' is not paused: {}.", next_stop(f, s)),
         );
     };
-    let mut next = s.clone();
-    next.paused_until = None;
-    next.paused_by = None;
-    let was = if pause::is_paused(Some(until), now) {
-        format!("was paused until {}", pause::when(until, now))
+    let next = machine::lift_pause(s);
+    let was = if pause::is_paused(Some(until), f.now) {
+        format!("was paused until {}", pause::when(until, f.now))
     } else {
-        format!("had a pause that ended at {}", pause::when(until, now))
+        format!("had a pause that ended at {}", pause::when(until, f.now))
     };
-    (
-        Some(next),
-        format!(
-            "Resumed plan '{plan}' (it {was}): the next stop runs the review. If the reviewer's limit has \
-             not reset, that stop pauses the plan again, with no failure counted."
+    let lifted = Ok(Some(next.clone()));
+    let after = Facts {
+        state: &lifted,
+        ..*f
+    };
+    let mut text = format!(
+        "Resumed plan '{plan}' (it {was}): {}.",
+        next_stop(&after, &next)
+    );
+    if matches!(next_stop::predict(&after).stop, NextStop::Review(_)) {
+        text.push_str(
+            " If the reviewer's limit has not reset, that stop pauses the plan again, with no failure counted.",
+        );
+    }
+    (Some(next), text)
+}
+
+/// The next stop in words, for the human who ran `taskie resume`.
+fn next_stop(f: &Facts, s: &State) -> String {
+    let p = next_stop::predict(f);
+    match &p.stop {
+        NextStop::Review(d) => format!("the next stop runs {} #{}", d.review, d.iteration),
+        NextStop::HardStop(h) => {
+            let (why, remedies) = next_stop::hard_stop_words(f, s, h.review, h.reason);
+            format!(
+                "it is hard-stopped, so the next stop runs no review: {why}; {}",
+                remedies
+            )
+        }
+        NextStop::PostReviewOwed {
+            review,
+            iteration,
+            post_file,
+            then,
+            ..
+        } => {
+            let after = match then {
+                Then::HardStop(_) => {
+                    "; after it the next stop is a hard stop (the cycle's last review ran)"
+                }
+                _ => "",
+            };
+            format!(
+                "{review} #{iteration} is waiting for its post-review ({}){after}",
+                f.rel(post_file)
+            )
+        }
+        NextStop::Precondition {
+            review, missing, ..
+        } => format!("{review} is due but cannot run without {missing}"),
+        NextStop::ReviewsDisabled { review, target, .. } => format!(
+            "reviews are disabled (max_reviews=0): the next stop passes over {review} to {target}"
         ),
-    )
+        NextStop::Paused { until, .. } => {
+            format!(
+                "the plan is still paused until {}",
+                pause::when(*until, f.now)
+            )
+        }
+        _ => "no review is due; `taskie continue-plan` names the next step".into(),
+    }
 }
 
 /// `taskie resume [--plan ID]`.
 pub fn run(inv: &Invocation, plan: Option<&str>, out: &mut dyn Write) -> Result<(), Error> {
-    inv.change_state(plan, out, |read, state| {
-        Ok(resume(&read.plan, state, read.now))
-    })?;
+    inv.change_state(plan, out, |read, state| Ok(resume(&read.facts(), state)))?;
     Ok(())
 }
 
@@ -54,7 +107,10 @@ mod tests {
                 "paused_by":"claude:opus reached its usage limit"}"#,
         )
         .unwrap();
-        let (next, text) = resume("p", &s, 0);
+        let b = crate::model::facts::FactsBuilder::new("p")
+            .files(&["plan.md"])
+            .state(Ok(Some(s.clone())));
+        let (next, text) = resume(&b.facts(), &s);
         let next = next.unwrap();
         assert_eq!((next.paused_until, next.paused_by.as_deref()), (None, None));
         assert_eq!(next.review_failures, 1);
@@ -67,7 +123,8 @@ mod tests {
 
     #[test]
     fn a_plan_that_is_not_paused_is_left_alone() {
-        let (next, text) = resume("p", &State::default(), 0);
+        let b = crate::model::facts::FactsBuilder::new("p").state(Ok(Some(State::default())));
+        let (next, text) = resume(&b.facts(), &State::default());
         assert!(next.is_none());
         assert!(text.contains("is not paused"), "{text}");
     }

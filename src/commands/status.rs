@@ -6,6 +6,7 @@ use crate::commands::Invocation;
 use crate::error::Error;
 use crate::model::cycle::{self, MAX_REVIEW_FAILURES};
 use crate::model::facts::Facts;
+use crate::model::next_stop::{self, Base, NextStop, Prediction, Then};
 use crate::model::pause;
 use crate::model::phase::{Phase, Review};
 use crate::model::plan_file;
@@ -55,6 +56,8 @@ pub struct Report {
     pub running: Option<Running>,
     /// A reviewer's usage-limit pause (SPEC §22), while it lasts.
     pub paused: Option<Paused>,
+    /// What the next stop does, as the hook will decide it (SPEC §13).
+    pub next_stop: String,
     /// The findings ledger of the cycle shown (SPEC §21): opened, fixed, dismissed,
     /// reopened, still open.
     pub findings: Option<crate::model::findings::Counts>,
@@ -197,7 +200,7 @@ pub fn cycle_of(s: &State) -> Option<(Review, u64)> {
     }
 }
 
-fn status_of(f: &Facts, s: &State, r: Review, k: u64) -> CycleStatus {
+fn status_of(f: &Facts, s: &State, r: Review, k: u64, p: &Prediction) -> CycleStatus {
     let next = s.scheduled();
     let task = s.current_task.filter(|_| r == Review::Code);
     let post_written = plan_file::post_file(r, k, task).is_some_and(|p| f.has_file(&p));
@@ -214,14 +217,75 @@ fn status_of(f: &Facts, s: &State, r: Review, k: u64) -> CycleStatus {
         } else {
             CycleStatus::AdvancedByHand
         }
-    } else if s.max_reviews == 0 {
-        CycleStatus::ReviewsDisabled
-    } else if cycle::hard_stop(s, f.spent_usd).is_some() {
-        CycleStatus::HardStop
-    } else if pause::is_paused(s.paused_until, f.now) {
-        CycleStatus::Paused
     } else {
-        CycleStatus::ReviewDue
+        // What the next stop does, as the hook will decide it.
+        match p.stop {
+            NextStop::ReviewsDisabled { .. } => CycleStatus::ReviewsDisabled,
+            NextStop::HardStop(_) => CycleStatus::HardStop,
+            NextStop::Paused { .. } => CycleStatus::Paused,
+            _ => CycleStatus::ReviewDue,
+        }
+    }
+}
+
+/// What the next stop does (the one prediction), in words for a person.
+pub fn next_stop_words(f: &Facts, p: &Prediction) -> String {
+    match &p.stop {
+        NextStop::Invalid => "nothing until the structure errors below are fixed".into(),
+        NextStop::NoState => "nothing: without state.json the hook never reviews this plan".into(),
+        NextStop::StateError => "nothing until state.json is fixed".into(),
+        NextStop::NoCurrentTask(r) => {
+            format!(
+                "nothing: the {r} cycle has no current_task (`taskie state set current_task=<N>`)"
+            )
+        }
+        NextStop::PostReviewOwed {
+            iteration,
+            post_file,
+            then,
+            ..
+        } => {
+            let next = iteration.saturating_add(1);
+            let then = match then {
+                Then::Review => format!("review #{next} runs at the first stop after it exists"),
+                Then::HardStop(_) => format!(
+                    "the first stop after it exists is a hard stop: the cycle allows no review #{next}"
+                ),
+                Then::Paused { until } => format!(
+                    "review #{next} then waits for the pause (until {})",
+                    pause::when(*until, f.now)
+                ),
+            };
+            format!("reminds the agent of {}; {then}", f.rel(post_file))
+        }
+        NextStop::NothingDue => "nothing: no review is scheduled".into(),
+        NextStop::UnknownNextPhase(n) => format!("nothing: next_phase \"{n}\" is not a phase"),
+        NextStop::ReviewsDisabled { review, target, .. } => {
+            format!(
+                "passes over {review} without a review (max_reviews=0) and moves on to {target}"
+            )
+        }
+        NextStop::HardStop(h) => format!("a hard stop: no {} runs until a human decides", h.review),
+        NextStop::Precondition {
+            review, missing, ..
+        } => format!("nothing: {review} cannot run without {missing}"),
+        NextStop::Paused {
+            review,
+            iteration,
+            until,
+            ..
+        } => format!(
+            "no reviewer before {}; then {review} #{iteration} runs",
+            pause::when(*until, f.now)
+        ),
+        NextStop::Review(d) => {
+            let rerun = if p.base == Base::Rewound {
+                " again (its file is missing)"
+            } else {
+                ""
+            };
+            format!("runs {} #{}{rerun} ({})", d.review, d.iteration, d.model)
+        }
     }
 }
 
@@ -261,6 +325,7 @@ pub fn build(
         ),
         Err(e) => (None, Some(format!("{dir}/{}", e.explain(f.plan)))),
     };
+    let prediction = next_stop::predict(f);
     let current = state.and_then(|s| s.current_task);
     let tasks = f
         .tasks
@@ -284,7 +349,7 @@ pub fn build(
             consecutive_clean: s.consecutive_clean,
             clean_reviews_required: s.clean_reviews_required,
             review_failures: s.review_failures,
-            status: status_of(f, s, r, k),
+            status: status_of(f, s, r, k, &prediction),
         })
     });
     let reviews = cycle
@@ -364,6 +429,7 @@ pub fn build(
         spend: SpendReport::default(),
         last_failure: None,
         running: None,
+        next_stop: next_stop_words(f, &prediction),
         findings: None,
         run: None,
         paused: state.and_then(|s| {
@@ -419,6 +485,7 @@ pub fn human(r: &Report, p: &Paint) -> String {
     if let Some(c) = &r.cycle {
         cycle_lines(&mut out, p, r, c);
     }
+    line(&mut out, p, "Next stop", &r.next_stop);
     if let Some(paused) = &r.paused {
         let by = paused
             .by

@@ -5,12 +5,12 @@
 
 use crate::hook::answer::Answer;
 use crate::hook::message;
-use crate::model::cycle::{self, Due, HardStop, Reviewed};
+use crate::model::cycle::{Due, HardStop, Reviewed};
 use crate::model::facts::Facts;
 use crate::model::host::Host;
-use crate::model::pause;
-use crate::model::phase::{self, Phase, Review};
-use crate::model::plan_file::{PlanFile, post_file, review_file};
+use crate::model::machine;
+use crate::model::next_stop::{self, NextStop};
+use crate::model::phase::Phase;
 use crate::model::state::{State, StateError};
 use crate::model::verdict::Verdict;
 use crate::store::event_log::{Branch, Record};
@@ -44,147 +44,111 @@ pub fn decide(f: &Facts) -> Step {
 }
 
 fn decide_plan(f: &Facts) -> Step {
-    // Step 8: structure.
-    if !f.errors.is_empty() {
-        let text = message::invalid_plan(f.plan, f.errors);
-        let answer = if f.stop_hook_active {
-            Answer::allow(text)
-        } else {
-            Answer::block(text)
-        };
-        return done(
-            answer,
-            None,
-            record(f, Branch::ValidationFailed, None, None),
-        );
-    }
-    // Step 9: state.
-    let state = match f.state {
-        Ok(Some(s)) => s,
-        Ok(None) => {
-            return done(
-                Answer::Allow(None),
-                None,
-                record(f, Branch::NoReviewDue, None, None),
-            );
-        }
-        Err(e) => {
-            let answer = Answer::allow(message::state_error(f.plan, e));
-            return done(answer, None, record(f, Branch::StateError, None, None));
-        }
-    };
-    // Step 10: post-review detection.
-    let mut base = state.clone();
-    if let Some(r) = state.last().and_then(Phase::review)
-        && state.scheduled() == Some(r.post_phase())
-        && let Some(n) = state.phase_iteration.filter(|n| *n >= 1)
-    {
-        let Some(post) = post_file(r, n, state.current_task) else {
-            let answer = Answer::allow(message::no_current_task(f.plan, r));
-            return done(
+    let state = f.state.as_ref().ok().and_then(Option::as_ref);
+    match next_stop::predict(f).stop {
+        NextStop::Invalid => {
+            let text = message::invalid_plan(f.plan, f.errors);
+            let answer = if f.stop_hook_active {
+                Answer::allow(text)
+            } else {
+                Answer::block(text)
+            };
+            done(
                 answer,
                 None,
-                record(f, Branch::StateError, Some(state), None),
-            );
-        };
-        let review_missing =
-            review_file(r, n, state.current_task).is_some_and(|name| !f.has_file(&name));
-        if f.has_file(&post) {
-            base.set_phase(r.post_phase());
-            base.schedule(Some(r.phase()));
-        } else if review_missing {
-            // Review N was interrupted (its file is gone): there is nothing to write a
-            // post-review about, so review N runs again now, from the state before it.
-            base = cycle::rewind(state, r, n);
-        } else {
-            let answer = Answer::allow(message::post_review_owed(f.plan, r, n, &f.rel(&post)));
-            let mut rec = record(f, Branch::PostReviewPending, Some(state), None);
+                record(f, Branch::ValidationFailed, None, None),
+            )
+        }
+        NextStop::NoState => done(
+            Answer::Allow(None),
+            None,
+            record(f, Branch::NoReviewDue, None, None),
+        ),
+        NextStop::StateError => {
+            let answer = match f.state {
+                Err(e) => Answer::allow(message::state_error(f.plan, e)),
+                Ok(_) => Answer::Allow(None),
+            };
+            done(answer, None, record(f, Branch::StateError, None, None))
+        }
+        NextStop::NoCurrentTask(r) => done(
+            Answer::allow(message::no_current_task(f.plan, r)),
+            None,
+            record(f, Branch::StateError, state, None),
+        ),
+        NextStop::PostReviewOwed {
+            review: r,
+            iteration: n,
+            post_file,
+            then,
+            ..
+        } => {
+            let answer =
+                Answer::allow(message::post_review_owed(f, r, n, &f.rel(&post_file), then));
+            let mut rec = record(f, Branch::PostReviewPending, state, None);
             rec.review = Some(r.name());
             rec.iteration = Some(n);
-            return done(answer, None, rec);
+            done(answer, None, rec)
         }
-    }
-    // Step 11.
-    let Some(r) = base.scheduled().and_then(Phase::review) else {
-        let answer = match base.next() {
-            Some(Err(unknown)) => Answer::allow(message::unknown_next_phase(f.plan, unknown)),
-            _ => Answer::Allow(None),
-        };
-        return done(
-            answer,
+        NextStop::NothingDue => done(
+            Answer::Allow(None),
             None,
-            record(f, Branch::NoReviewDue, Some(state), None),
-        );
-    };
-    // Step 12–13.
-    let done_so_far = base.phase_iteration.unwrap_or(0);
-    if base.max_reviews == 0 {
-        let mut next = base.clone();
-        cycle::advance_by_decision(&mut next, r, f.tasks, 0);
-        let target = cycle::advance_target(r, &base, f.tasks);
-        let mut rec = record(f, Branch::ReviewsDisabled, Some(state), Some(&next));
-        rec.review = Some(r.name());
-        return done(
-            Answer::allow(message::reviews_disabled(target)),
-            Some(next),
-            rec,
-        );
-    }
-    // Step 14.
-    let n = done_so_far.saturating_add(1);
-    if let Some(reason) = cycle::hard_stop(&base, f.spent_usd) {
-        let last_review = newest_review(f, r, base.current_task, done_so_far.max(1));
-        let mut rec = record(f, Branch::HardStop, Some(state), None);
-        rec.outcome = "allow";
-        rec.review = Some(r.name());
-        rec.iteration = Some(done_so_far);
-        let stop = HardStop {
-            reason,
+            record(f, Branch::NoReviewDue, state, None),
+        ),
+        NextStop::UnknownNextPhase(unknown) => done(
+            Answer::allow(message::unknown_next_phase(f.plan, &unknown)),
+            None,
+            record(f, Branch::NoReviewDue, state, None),
+        ),
+        NextStop::ReviewsDisabled {
             review: r,
-            task: base.current_task.filter(|_| r == Review::Code),
-            iterations: done_so_far,
-            state: state.clone(),
-            last_review,
-            spent_usd: f.spent_usd,
-        };
-        return Step::HardStop(stop, rec);
+            target,
+            next,
+        } => {
+            let mut rec = record(f, Branch::ReviewsDisabled, state, Some(&next));
+            rec.review = Some(r.name());
+            done(
+                Answer::allow(message::reviews_disabled(target)),
+                Some(next),
+                rec,
+            )
+        }
+        NextStop::HardStop(stop) => {
+            let mut rec = record(f, Branch::HardStop, state, None);
+            rec.outcome = "allow";
+            rec.review = Some(stop.review.name());
+            rec.iteration = Some(stop.iterations);
+            Step::HardStop(stop, rec)
+        }
+        NextStop::Precondition {
+            review: r,
+            iteration: n,
+            missing,
+        } => {
+            let mut rec = record(f, Branch::PreconditionMissing, state, None);
+            rec.review = Some(r.name());
+            rec.iteration = Some(n);
+            done(
+                Answer::allow(message::precondition(f.plan, r, &missing)),
+                None,
+                rec,
+            )
+        }
+        NextStop::Paused {
+            review: r,
+            iteration: n,
+            until,
+            by,
+        } => {
+            // SPEC §22: a reviewer's usage limit has not reset yet: no run, no failure.
+            let mut rec = record(f, Branch::Paused, state, None);
+            rec.review = Some(r.name());
+            rec.iteration = Some(n);
+            let text = message::still_paused(f.plan, r, n, by.as_deref(), until, f.now);
+            done(Answer::allow(text), None, rec)
+        }
+        NextStop::Review(due) => Step::Review(*due),
     }
-    // Step 15.
-    if let Some(missing) = missing_precondition(f, r, &base) {
-        let mut rec = record(f, Branch::PreconditionMissing, Some(state), None);
-        rec.review = Some(r.name());
-        rec.iteration = Some(n);
-        return done(
-            Answer::allow(message::precondition(f.plan, r, &missing)),
-            None,
-            rec,
-        );
-    }
-    // SPEC §22: a reviewer's usage limit has not reset yet: no run, no failure counted.
-    if pause::is_paused(base.paused_until, f.now) {
-        let mut rec = record(f, Branch::Paused, Some(state), None);
-        rec.review = Some(r.name());
-        rec.iteration = Some(n);
-        let until = base.paused_until.unwrap_or_default();
-        let text = message::still_paused(f.plan, r, n, base.paused_by.as_deref(), until, f.now);
-        return done(Answer::allow(text), None, rec);
-    }
-    let task = base.current_task.filter(|_| r == Review::Code);
-    let (reviewers, panel, budget_left) = cycle::reviewers_for(&base, n, f.spent_usd);
-    let model = cycle::reviewer_label(&base, n);
-    Step::Review(Due {
-        review: r,
-        iteration: n,
-        model,
-        reviewers,
-        panel,
-        budget_left,
-        task,
-        review_file: review_file(r, n, task).expect("code-review has a task after step 15"),
-        post_file: post_file(r, n, task).expect("code-review has a task after step 15"),
-        read: state.clone(),
-        base,
-    })
 }
 
 /// SPEC §5 steps 16–17: the new state and answer once the reviewer has run, with the
@@ -201,23 +165,14 @@ fn conclude_review(f: &Facts, due: &Due, reviewed: &Reviewed) -> Outcome {
     rec.model = Some(due.model.clone());
     let (reading, findings, failover) = match reviewed {
         Reviewed::Failed { reason, log, exit } => {
-            // Only the failure count changes: the agent cannot fix a broken reviewer.
-            let mut next = due.read.clone();
-            next.review_failures = next.review_failures.saturating_add(1);
-            // The pause is over: this run was the review it waited for.
-            next.paused_until = None;
-            next.paused_by = None;
+            let next = machine::after_failure(&due.read);
             rec.reviewer_exit = *exit;
             rec.after(&next);
             let text = message::reviewer_failed(f.plan, due, reason, log, next.review_failures);
             return finish(Answer::allow(text), Some(next), rec);
         }
         Reviewed::Paused { until, by, log } => {
-            // Not a failure: the count stays, and the first stop after the reset runs
-            // the review again (SPEC §22).
-            let mut next = due.read.clone();
-            next.paused_until = Some(*until);
-            next.paused_by = Some(by.clone());
+            let next = machine::after_pause(&due.read, *until, by);
             rec.path = Branch::Paused;
             rec.after(&next);
             let text = message::paused(f.plan, due, by, *until, f.now, log);
@@ -241,27 +196,25 @@ fn conclude_review(f: &Facts, due: &Due, reviewed: &Reviewed) -> Outcome {
     rec.verdict = Some(reading.verdict.as_str());
     rec.verdict_source = Some(reading.source.clone());
 
-    let mut next = due.base.clone();
     // A panel weighs only who reviewed (SPEC §22).
     let weight = if due.panel && failover.happened() {
         failover.reviewed_by.len() as u64
     } else {
         due.weight()
     };
-    next.consecutive_clean = if reading.verdict == Verdict::Pass {
-        next.consecutive_clean.saturating_add(weight)
-    } else {
-        0
-    };
-    next.review_model = phase::toggle_model(&next.review_model).to_owned();
-    next.review_failures = 0;
-    next.paused_until = None;
-    next.paused_by = None;
-    let streak = next.consecutive_clean;
-
-    if streak >= next.clean_reviews_required {
-        let target = cycle::advance_target(r, &next, f.tasks);
-        cycle::apply_advance(&mut next, r, f.tasks, due.iteration);
+    let machine::AfterVerdict {
+        state: next,
+        streak,
+        advanced_to,
+    } = machine::after_verdict(
+        &due.base,
+        r,
+        due.iteration,
+        reading.verdict == Verdict::Pass,
+        weight,
+        f.tasks,
+    );
+    if let Some(target) = advanced_to {
         rec.path = Branch::Advanced;
         rec.after(&next);
         let note = message::failover_note(failover);
@@ -271,14 +224,14 @@ fn conclude_review(f: &Facts, due: &Due, reviewed: &Reviewed) -> Outcome {
                 message::auto_continue(r, streak, target)
             ))
         } else {
-            Answer::allow(format!("{}{note}", message::passed(r, streak, target)))
+            Answer::allow(format!(
+                "{}{}{note}",
+                message::passed(r, streak, target),
+                message::unfinished_at_complete(f, target)
+            ))
         };
         return finish(answer, Some(next), rec);
     }
-
-    next.set_phase(r.phase());
-    next.schedule(Some(r.post_phase()));
-    next.phase_iteration = Some(due.iteration);
     rec.path = Branch::ReviewBlocked;
     rec.after(&next);
     let reason = message::address_review(
@@ -321,10 +274,7 @@ pub fn state_edited(
     mut rec: Record,
 ) -> Outcome {
     let (write, what) = match now {
-        Some(Ok(mut s)) => {
-            s.review_failures = s.review_failures.saturating_add(1);
-            (Some(s), "changed")
-        }
+        Some(Ok(s)) => (Some(machine::after_edit_during_review(s)), "changed"),
         Some(Err(_)) => (None, "changed (to something invalid)"),
         None => (None, "deleted"),
     };
@@ -345,50 +295,6 @@ pub fn state_edited(
     rec.verdict = None;
     rec.verdict_source = None;
     finish(Answer::allow(text), write, rec)
-}
-
-/// The newest review file of cycle `r` at or below iteration `upto`, found among the
-/// files present: counting down from `upto` (which state.json may set near u64::MAX)
-/// would not end.
-fn newest_review(f: &Facts, r: Review, task: Option<u64>, upto: u64) -> Option<String> {
-    f.files
-        .iter()
-        .filter_map(|name| match PlanFile::parse(name)? {
-            PlanFile::Review(_, i) if (1..=upto).contains(&i) => {
-                (review_file(r, i, task).as_ref() == Some(name)).then(|| (i, name.clone()))
-            }
-            _ => None,
-        })
-        .max()
-        .map(|(_, name)| name)
-}
-
-/// SPEC §5 step 15: what a review needs before it can run.
-fn missing_precondition(f: &Facts, r: Review, state: &State) -> Option<String> {
-    match r {
-        Review::Plan if !f.has_file("plan.md") => Some(f.rel("plan.md")),
-        Review::Plan => None,
-        Review::Code => match state.current_task {
-            None => Some(
-                "current_task in state.json (set it with `taskie state set current_task=<N>`)"
-                    .into(),
-            ),
-            Some(t) if !f.has_file(&format!("task-{t}.md")) => Some(f.rel(&format!("task-{t}.md"))),
-            Some(_) => None,
-        },
-        Review::Tasks | Review::AllCode => {
-            let any = f.tasks.iter().any(|t| {
-                t.number()
-                    .is_some_and(|n| f.has_file(&format!("task-{n}.md")))
-            });
-            (!any).then(|| {
-                format!(
-                    "a task listed in {} whose task-<id>.md exists",
-                    f.rel("tasks.md")
-                )
-            })
-        }
-    }
 }
 
 fn done(answer: Answer, write: Option<State>, record: Record) -> Step {
@@ -428,6 +334,7 @@ fn record(f: &Facts, path: Branch, before: Option<&State>, after: Option<&State>
 mod tests {
     use super::*;
     use crate::model::cycle::StopReason;
+    use crate::model::phase::Review;
     use crate::model::verdict::Reading;
     use crate::store::event_log::Branch;
 
@@ -531,7 +438,7 @@ mod tests {
         f.spent_usd = 1.0;
         match decide(&f) {
             Step::HardStop(stop, rec) => {
-                assert_eq!(stop.reason, cycle::StopReason::BudgetExhausted);
+                assert_eq!(stop.reason, StopReason::BudgetExhausted);
                 assert_eq!((stop.spent_usd, rec.path), (1.0, Branch::HardStop));
             }
             other => panic!("expected a hard stop, got {other:?}"),

@@ -4,6 +4,7 @@
 use crate::model::cycle::{Due, MAX_REVIEW_FAILURES};
 use crate::model::facts::Facts;
 use crate::model::host::Client;
+use crate::model::next_stop::Then;
 use crate::model::pause;
 use crate::model::phase::{self, Phase, Review};
 use crate::model::state::StateError;
@@ -34,12 +35,36 @@ pub fn no_current_task(plan: &str, r: Review) -> String {
     )
 }
 
-pub fn post_review_owed(plan: &str, r: Review, n: u64, path: &str) -> String {
+pub fn post_review_owed(f: &Facts, r: Review, n: u64, path: &str, then: Then) -> String {
+    let plan = f.plan;
+    let after = match then {
+        Then::Review => "the next review runs at the first stop after that file exists".to_string(),
+        Then::HardStop(_) => format!(
+            "that was the last review this cycle allows, so the first stop after that file exists is a hard \
+             stop and a human decides how to go on (no review #{} runs by itself)",
+            n.saturating_add(1)
+        ),
+        Then::Paused { until } => format!(
+            "review #{} then waits for a reviewer's usage limit to reset: paused until {} (`taskie resume --plan \
+             {plan}` lifts the pause)",
+            n.saturating_add(1),
+            pause::when(until, f.now)
+        ),
+    };
     format!(
         "Taskie: plan '{plan}': {r} #{n} is waiting for its post-review. Perform /taskie:{} and write {path}; \
-         the next review runs at the first stop after that file exists.",
+         {after}.",
         r.post_name()
     )
+}
+
+/// When a passed cycle leads to `complete` while tasks.md has unfinished tasks (SPEC
+/// §13): a sentence naming them, else nothing.
+pub fn unfinished_at_complete(f: &Facts, target: Phase) -> String {
+    match crate::model::tasks::unfinished_at_complete(f.tasks, &f.rel("tasks.md")) {
+        Some(open) if target == Phase::Complete => format!(" But {open}."),
+        _ => String::new(),
+    }
 }
 
 pub fn unknown_next_phase(plan: &str, name: &str) -> String {

@@ -85,21 +85,6 @@ pub fn reset(s: &mut State) {
     s.review_failures = 0;
 }
 
-/// The state just before review `n` of `r` ran (SPEC §5 step 10): used when that review's
-/// file is missing, so the review was interrupted or lost and runs again. The streak and
-/// the model go back to what they were: the streak loses exactly what iteration `n` added
-/// (k for a passing panel of k); an unknown earlier streak counts as 0, the safe side (one
-/// more review, never one fewer).
-pub fn rewind(s: &State, r: Review, n: u64) -> State {
-    let mut back = s.clone();
-    back.phase = r.post_name().into();
-    back.next_phase = Some(r.name().into());
-    back.phase_iteration = Some(n.saturating_sub(1));
-    back.consecutive_clean = s.consecutive_clean.saturating_sub(clean_weight(s, n));
-    back.review_model = crate::model::phase::toggle_model(&s.review_model).into();
-    back
-}
-
 /// Why a cycle is hard-stopped; the names are the diagnostics file's `stop_reason`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, strum::IntoStaticStr)]
 #[strum(serialize_all = "snake_case")]
@@ -564,21 +549,6 @@ mod tests {
         );
         s.max_reviews = 0;
         assert_eq!(hard_stop(&s, 1.5), None);
-    }
-
-    #[test]
-    fn rewinding_a_passing_panel_takes_back_all_it_added() {
-        let mut s = State::parse(
-            br#"{"phase":"plan-review","next_phase":"post-plan-review","phase_iteration":1,
-                 "consecutive_clean":2,"clean_reviews_required":3,
-                 "reviewers":["claude:opus","codex:gpt-5-codex"],"review_mode":"panel"}"#,
-        )
-        .unwrap();
-        assert_eq!(clean_weight(&s, 1), 2);
-        assert_eq!(rewind(&s, Review::Plan, 1).consecutive_clean, 0);
-        // One reviewer at a time: a PASS added one.
-        s.review_mode = Mode::Alternate;
-        assert_eq!(rewind(&s, Review::Plan, 1).consecutive_clean, 1);
     }
 
     #[test]

@@ -9,6 +9,8 @@ pub mod depends;
 pub mod facts;
 pub mod findings;
 pub mod host;
+pub mod machine;
+pub mod next_stop;
 pub mod pause;
 pub mod phase;
 pub mod plan_file;

@@ -23,6 +23,26 @@ impl TaskRow {
     }
 }
 
+/// The unfinished tasks of a plan that has reached `complete` (SPEC §13), in words
+/// naming each with its status; `None` when every task is finished. `tasks_md` is the
+/// file as the reader sees it.
+pub fn unfinished_at_complete(rows: &[TaskRow], tasks_md: &str) -> Option<String> {
+    let open: Vec<String> = rows
+        .iter()
+        .filter(|t| !t.is_finished())
+        .map(|t| format!("task {} (\"{}\")", t.id, t.status))
+        .collect();
+    (!open.is_empty()).then(|| {
+        format!(
+            "{tasks_md} still lists {} as unfinished: implement {}, or set {} status to done, postponed or \
+             cancelled",
+            open.join(", "),
+            if open.len() == 1 { "it" } else { "them" },
+            if open.len() == 1 { "its" } else { "their" }
+        )
+    })
+}
+
 /// Why `tasks.md` is not a usable task table.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub enum TasksError {
