@@ -150,7 +150,8 @@ fn validate_prints_each_error_on_its_own_line_and_exits_1() {
         run.stdout.lines().collect::<Vec<_>>(),
         [
             "Invalid filename: notes.md",
-            "Invalid file in plan directory: scratch.txt (only .md files and state.json allowed)",
+            "Invalid file in plan directory: scratch.txt (only .md files, state.json and the ledgers spend.json and \
+             findings.json allowed)",
         ]
     );
     assert!(err.contains("2 structure errors"), "{err}");

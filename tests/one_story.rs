@@ -243,3 +243,79 @@ fn a_cycle_advanced_by_hand_is_never_called_passed() {
         "{reason}"
     );
 }
+
+#[test]
+fn editor_leftovers_in_the_plan_directory_never_block_and_validate_only_notes_them() {
+    let p = Project::new()
+        .plan("p")
+        .state(json!({"phase": "new-plan", "next_phase": null}))
+        .file(".plan.md.swp", "swap")
+        .file("plan.md~", "backup")
+        .file(".DS_Store", "x");
+    std::fs::create_dir(p.plan_dir().join(".obsidian")).unwrap();
+    std::fs::write(p.plan_dir().join(".obsidian/notes.md"), "x\n").unwrap();
+    let validate = p.run_taskie(&["validate"]);
+    let out = validate.ok();
+    assert!(out.contains("has a valid structure"), "{out}");
+    assert!(
+        out.contains("note: ignored .DS_Store, .plan.md.swp, plan.md~"),
+        "{out}"
+    );
+    p.stop().assert_silent();
+    p.run_taskie(&["mark", "continue-task"]).ok();
+    assert!(
+        p.exists(".plan.md.swp"),
+        "nothing moved the user's swap file"
+    );
+}
+
+#[test]
+fn a_stray_file_is_refused_naming_the_ledgers_as_allowed() {
+    let p = Project::new()
+        .plan("p")
+        .state(json!({"phase": "new-plan", "next_phase": null}))
+        .file("spend.json", "{}\n")
+        .file("notes.txt", "x");
+    let validate = p.run_taskie(&["validate"]);
+    assert_eq!(validate.code, Some(1));
+    assert!(
+        validate.stdout.contains(
+            "notes.txt (only .md files, state.json and the ledgers spend.json and findings.json allowed)"
+        ),
+        "{}",
+        validate.stdout
+    );
+    assert!(
+        !validate.stdout.contains("spend.json ("),
+        "{}",
+        validate.stdout
+    );
+}
+
+#[test]
+fn state_set_refuses_a_phase_that_is_not_one_and_a_task_tasks_md_does_not_list() {
+    let p = Project::new()
+        .plan("p")
+        .tasks(&[(1, "pending"), (2, "pending")])
+        .state(
+            json!({"phase": "complete-task", "next_phase": "code-review", "current_task": 1,
+                      "phase_iteration": 0}),
+        );
+    let before = p.state_bytes();
+    let err = p.run_taskie(&["state", "set", "phase=bogus"]);
+    assert!(
+        err.fails_with(1).contains("phase \"bogus\" is not a phase"),
+        "{}",
+        err.stderr
+    );
+    let err = p.run_taskie(&["state", "set", "current_task=99"]);
+    let text = err.fails_with(1);
+    assert!(
+        text.contains("current_task 99 is not a task of .taskie/plans/p/tasks.md (it lists 1, 2)"),
+        "{text}"
+    );
+    assert_eq!(p.state_bytes(), before, "an invalid value changes nothing");
+    p.run_taskie(&["state", "set", "current_task=2", "phase=continue-task"])
+        .ok();
+    assert_eq!(p.state_json()["current_task"], 2);
+}

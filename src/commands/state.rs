@@ -82,6 +82,34 @@ pub fn apply(
     }
 }
 
+/// SPEC §12: `current_task` must be a task of tasks.md (when it lists any): an id it
+/// does not list is most likely a slip, and would send the code review to a task file
+/// that is not there.
+fn unlisted_task(
+    target: &crate::commands::Target,
+    assignments: &[(String, Value)],
+) -> Result<(), Error> {
+    let Some(task) = assignments
+        .iter()
+        .find(|(name, _)| name == "current_task")
+        .and_then(|(_, v)| v.as_u64())
+    else {
+        return Ok(());
+    };
+    let read = target.gather()?;
+    if read.tasks.is_empty() || read.tasks.iter().any(|t| t.number() == Some(task)) {
+        return Ok(());
+    }
+    let ids: Vec<&str> = read.tasks.iter().map(|t| t.id.as_str()).collect();
+    Err(Error::Refused(format!(
+        "nothing was changed in {}: current_task {task} is not a task of {} (it lists {}); use one of those \
+         ids, or add the task first (/taskie:add-task)",
+        target.rel("state.json"),
+        target.rel("tasks.md"),
+        ids.join(", ")
+    )))
+}
+
 /// `taskie state get [FIELD] [--plan ID]`.
 pub fn get(
     inv: &Invocation,
@@ -126,6 +154,7 @@ pub fn set(
         other => other,
     })?;
     let held = target.lock()?;
+    unlisted_task(&target, &assignments)?;
     let bad = |error| Error::State {
         plan: target.plan.clone(),
         error,
@@ -187,7 +216,7 @@ mod tests {
             "max_reviews=10",
             "current_task=null",
             "tdd=true",
-            "phase=x=y",
+            "paused_by=x=y",
         ]))
         .unwrap();
         assert_eq!(
@@ -196,7 +225,7 @@ mod tests {
                 ("max_reviews".into(), Value::from(10)),
                 ("current_task".into(), Value::Null),
                 ("tdd".into(), Value::Bool(true)),
-                ("phase".into(), Value::from("x=y")),
+                ("paused_by".into(), Value::from("x=y")),
             ]
         );
     }

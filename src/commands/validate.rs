@@ -9,6 +9,15 @@ use std::io::Write;
 pub fn run(inv: &Invocation, plan: Option<&str>, out: &mut dyn Write) -> Result<(), Error> {
     let target = inv.target(plan)?;
     let gathered = target.gather()?;
+    // SPEC §2: what a person's tools leave beside the plan is not the plan's.
+    let leftovers = crate::model::validate::leftovers(&gathered.files);
+    if !leftovers.is_empty() {
+        writeln!(
+            out,
+            "note: ignored {} (editor or system files, not the plan's)",
+            leftovers.join(", ")
+        )?;
+    }
     // taskie's own files are not structure (SPEC §7), but one taskie cannot use is an
     // error all the same: its text would otherwise be read through a link, or lost.
     let unusable = snapshot::own_file_problems(&target.dir(), &|name| target.rel(name));

@@ -17,6 +17,13 @@ pub const FINDINGS_FILE: &str = "findings.json";
 /// The files of a plan directory that taskie writes and that are not plan files.
 pub const TASKIE_FILES: [&str; 3] = [STATE_FILE, SPEND_FILE, FINDINGS_FILE];
 
+/// What a person's tools leave beside the plan (SPEC §2): dotfiles (`.plan.md.swp`,
+/// `.DS_Store`) and backups ending in `~`. Not the plan's: validation ignores them. Taskie's
+/// own temporary files start with a dot too, and are ignored as well.
+pub fn is_leftover(name: &str) -> bool {
+    name.starts_with('.') || name.ends_with('~')
+}
+
 /// What a review is about; part of every review / post-review file name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Subject {

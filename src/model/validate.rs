@@ -104,7 +104,8 @@ impl std::fmt::Display for StructureError {
             Depends(p) => write!(f, "{p}"),
             NotMarkdown { name } => write!(
                 f,
-                "Invalid file in plan directory: {name} (only .md files and state.json allowed)"
+                "Invalid file in plan directory: {name} (only .md files, state.json and the ledgers spend.json \
+                 and findings.json allowed)"
             ),
         }
     }
@@ -152,6 +153,15 @@ impl StructureError {
     }
 }
 
+/// The editor leftovers of a listing (SPEC §2), which validation ignores: for a warning.
+pub fn leftovers(files: &[String]) -> Vec<&str> {
+    files
+        .iter()
+        .map(String::as_str)
+        .filter(|n| !n.starts_with(TMP_PREFIX) && crate::model::plan_file::is_leftover(n))
+        .collect()
+}
+
 /// All structure errors, in rule order then file-name order, each once.
 pub fn validate(listing: &Listing, tasks_md: Option<&str>) -> Vec<StructureError> {
     validate_read(listing, tasks_md.map(TasksText::Text).as_ref())
@@ -165,7 +175,10 @@ pub fn validate_read(listing: &Listing, tasks_md: Option<&TasksText>) -> Vec<Str
 
     for name in &listing.files {
         let name = name.as_str();
-        if name.starts_with(TMP_PREFIX) || crate::model::plan_file::TASKIE_FILES.contains(&name) {
+        if name.starts_with(TMP_PREFIX)
+            || crate::model::plan_file::is_leftover(name)
+            || crate::model::plan_file::TASKIE_FILES.contains(&name)
+        {
             continue;
         }
         if name.ends_with(".md") {
@@ -307,6 +320,29 @@ mod tests {
 
     fn messages(errors: Vec<StructureError>) -> Vec<String> {
         errors.iter().map(ToString::to_string).collect()
+    }
+
+    #[test]
+    fn editor_leftovers_are_ignored_and_the_ledgers_are_named_as_allowed() {
+        let files = [
+            "plan.md",
+            ".plan.md.swp",
+            "plan.md~",
+            ".DS_Store",
+            "spend.json",
+            "findings.json",
+            ".taskie-tmp-x",
+        ];
+        assert_eq!(check(&files), Vec::<String>::new());
+        let names: Vec<String> = files.iter().map(|f| f.to_string()).collect();
+        assert_eq!(leftovers(&names), [".plan.md.swp", "plan.md~", ".DS_Store"]);
+        assert_eq!(
+            check(&["plan.md", "notes.txt"]),
+            [
+                "Invalid file in plan directory: notes.txt (only .md files, state.json and the ledgers spend.json \
+              and findings.json allowed)"
+            ]
+        );
     }
 
     #[test]
@@ -587,9 +623,9 @@ mod tests {
                 "state.json.bak"
             ]),
             [
-                "Invalid file in plan directory: notes.txt (only .md files and state.json allowed)",
-                "Invalid file in plan directory: plan-review-1.md.bak (only .md files and state.json allowed)",
-                "Invalid file in plan directory: state.json.bak (only .md files and state.json allowed)",
+                "Invalid file in plan directory: notes.txt (only .md files, state.json and the ledgers spend.json and findings.json allowed)",
+                "Invalid file in plan directory: plan-review-1.md.bak (only .md files, state.json and the ledgers spend.json and findings.json allowed)",
+                "Invalid file in plan directory: state.json.bak (only .md files, state.json and the ledgers spend.json and findings.json allowed)",
             ]
         );
     }
@@ -658,8 +694,8 @@ mod tests {
                 "Task files exist but tasks.md is missing",
                 "task-9-code-review-1.md requires task-9.md",
                 "task-9-code-review-2.md requires task-9.md",
-                "Invalid file in plan directory: aa.txt (only .md files and state.json allowed)",
-                "Invalid file in plan directory: zz.txt (only .md files and state.json allowed)",
+                "Invalid file in plan directory: aa.txt (only .md files, state.json and the ledgers spend.json and findings.json allowed)",
+                "Invalid file in plan directory: zz.txt (only .md files, state.json and the ledgers spend.json and findings.json allowed)",
             ]
         );
     }
@@ -672,7 +708,7 @@ mod tests {
             [
                 "task-3-code-review-1.md requires task-3.md",
                 "tasks.md contains non-table content",
-                "Invalid file in plan directory: x.json (only .md files and state.json allowed)",
+                "Invalid file in plan directory: x.json (only .md files, state.json and the ledgers spend.json and findings.json allowed)",
             ]
         );
     }
@@ -683,7 +719,7 @@ mod tests {
             check(&["notes.md", "notes.md", "plan.md", "x", "x"]),
             [
                 "Invalid filename: notes.md",
-                "Invalid file in plan directory: x (only .md files and state.json allowed)",
+                "Invalid file in plan directory: x (only .md files, state.json and the ledgers spend.json and findings.json allowed)",
             ]
         );
     }
@@ -694,8 +730,8 @@ mod tests {
         assert_eq!(
             check(&["plan.md", "a\t", "a"]),
             [
-                "Invalid file in plan directory: a (only .md files and state.json allowed)",
-                "Invalid file in plan directory: a\t (only .md files and state.json allowed)",
+                "Invalid file in plan directory: a (only .md files, state.json and the ledgers spend.json and findings.json allowed)",
+                "Invalid file in plan directory: a\t (only .md files, state.json and the ledgers spend.json and findings.json allowed)",
             ]
         );
     }

@@ -249,7 +249,9 @@ pub fn list(dir: &Path) -> io::Result<Listing> {
     let mut listing = Listing::default();
     for (name, is_dir) in crate::store::scan::entries(dir)? {
         if is_dir {
-            listing.nested_md = listing.nested_md || contains_md(&dir.join(&name), 0);
+            // A dot-directory (an editor's or a system's) is not the plan's (SPEC §2).
+            let theirs = crate::model::plan_file::is_leftover(&name.to_string_lossy());
+            listing.nested_md = listing.nested_md || (!theirs && contains_md(&dir.join(&name), 0));
         } else {
             listing.files.push(name.to_string_lossy().into_owned());
         }

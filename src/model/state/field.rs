@@ -412,9 +412,19 @@ pub fn unknown_field(name: &str) -> String {
 }
 
 /// `taskie state set FIELD=VALUE`: the command-line text of `f` as the JSON value the
-/// reading rules take. `next_phase` must also be a known phase name here.
+/// reading rules take. `phase` and `next_phase` must also be known phase names here.
 pub fn value_from_text(f: &Field, text: &str) -> Result<Value, String> {
     Ok(match f.kind() {
+        // `phase` is informational when read (any string), but a command writes only a
+        // phase (SPEC §12).
+        ValueKind::Text if !phase::is_known(text) => {
+            return Err(format!(
+                "{} \"{text}\" is not a phase{}; use one of: {}",
+                f.name,
+                crate::model::text::did_you_mean(text, phase::PHASES.iter().copied()),
+                phase::PHASES.join(", ")
+            ));
+        }
         ValueKind::Text | ValueKind::Model | ValueKind::ReviewMode => Value::String(text.into()),
         ValueKind::OptionalTime | ValueKind::OptionalText if text == "null" => Value::Null,
         ValueKind::OptionalTime | ValueKind::OptionalText => Value::String(text.into()),
