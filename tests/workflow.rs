@@ -496,14 +496,29 @@ const SHELLS: [&str; 5] = ["sh", "dash", "bash", "zsh", "fish"];
 
 /// Every client's registered command, run the way that client runs it and, for those
 /// that go through a shell, through each of sh, dash, bash, zsh and fish as a login shell
-/// (`$SHELL -lc`, as Codex does): each time the launcher finds taskie-hook (in
-/// `~/.cargo/bin`, since a login shell's profile resets PATH), the review runs and the
-/// block is the one that client reads.
+/// (`$SHELL -lc`, as Codex does): each time the launcher finds taskie-hook (in npm's
+/// `~/.npm-global`, since a login shell's profile resets PATH: its layout makes the
+/// launcher try a glob that matches nothing), the review runs and the block is the one
+/// that client reads.
 #[test]
 fn every_clients_registered_command_runs_the_review_under_sh_dash_bash_zsh_and_fish() {
     let plugin = PluginCopy::new();
     let home = tempfile::tempdir().unwrap();
-    plugin.link_hook_into(&home.path().join(".cargo/bin"));
+    // npm's layout: bin/taskie-hook links to the main package's script (here the binary
+    // itself), and no platform package is beside it.
+    let npm = home.path().join(".npm-global");
+    plugin.link_hook_into(&npm.join("lib/node_modules/taskie/bin"));
+    std::fs::rename(
+        npm.join("lib/node_modules/taskie/bin/taskie-hook"),
+        npm.join("lib/node_modules/taskie/bin/taskie-hook.js"),
+    )
+    .unwrap();
+    std::fs::create_dir_all(npm.join("bin")).unwrap();
+    std::os::unix::fs::symlink(
+        "../lib/node_modules/taskie/bin/taskie-hook.js",
+        npm.join("bin/taskie-hook"),
+    )
+    .unwrap();
     for (client, event, placeholder) in CLIENTS {
         let h = client_hook(client, event);
         let root = plugin.root.join("dist").join(client);
@@ -543,6 +558,12 @@ fn every_clients_registered_command_runs_the_review_under_sh_dash_bash_zsh_and_f
             );
             let what = format!("{client} through {}", shell.unwrap_or("no shell"));
             assert_eq!(run.code, Some(0), "{what}: {}", run.stderr);
+            // A shell that can source the launcher did, silently (zsh's own rules aborted
+            // on the npm layout's glob: "no matches found"); fish says why it cannot,
+            // then starts it with sh.
+            if shell != Some("fish") {
+                assert_eq!(run.stderr, "", "{what}");
+            }
             assert!(run.is_block(), "{what}: {} {}", run.stdout, run.stderr);
             assert_eq!(p.reviewer_calls(), 1, "{what}");
             let answer = run.answer();

@@ -23,7 +23,7 @@ fn agent_turn(project: &Path, home: &Path, api: &FakeApi, prompt: &str) -> CliRe
     cmd.args(["-p", prompt, "--output-format", "json"])
         .arg("--allowedTools=Bash,Read,Write,Edit")
         .arg("--plugin-dir")
-        .arg(repo())
+        .arg(repo().join("dist/claude"))
         .current_dir(project)
         .stdin(Stdio::null())
         .stdout(Stdio::piped())

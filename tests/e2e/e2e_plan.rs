@@ -450,7 +450,7 @@ fn one_plan_goes_from_new_plan_to_complete_through_new_sessions_a_second_plan_an
     for &hook in &hooks {
         assert_eq!(
             claude_user::env_of(hook, "CLAUDE_PLUGIN_ROOT").as_deref(),
-            Some(s.user.checkout().to_str().unwrap())
+            Some(s.user.checkout().join("dist/claude").to_str().unwrap())
         );
     }
     let before = snapshot(&s.plan_dir(GREETING));
