@@ -561,3 +561,40 @@ fn no_session_starts_once_the_plans_review_budget_is_spent() {
     assert!(reason.contains("review budget is spent"), "{reason}");
     assert_eq!(repo.merges_of("2"), 0);
 }
+
+#[test]
+fn a_plan_that_is_not_committed_runs_from_copies_and_stays_untouched() {
+    let repo = Repo::new(ONE);
+    // Take the plan out of git: the checkout has it as untracked files only.
+    repo.git(&["rm", "-r", "-q", "--cached", ".taskie"]);
+    repo.git(&["commit", "-q", "-m", "plan untracked"]);
+    let before = repo.git(&["status", "--porcelain"]);
+    let out = repo.run(&["run", "--json"]);
+    let report = json_of(&out);
+    assert!(out.status.success(), "{report}");
+    assert_eq!(repo.merges_of("1"), 1);
+    assert_eq!(repo.git(&["status", "--porcelain"]), before);
+    let tip = repo.git(&["rev-parse", "taskie/p/integration"]);
+    assert!(
+        repo.file_on(&tip, ".taskie/plans/p/tasks.md").is_none(),
+        "no plan file was committed"
+    );
+}
+
+#[test]
+fn a_second_run_of_a_plan_is_refused_while_its_integration_branch_is_there() {
+    let repo = Repo::new(ONE);
+    let out = repo.run(&["run"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let again = repo.run(&["run"]);
+    assert_eq!(again.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&again.stderr);
+    assert!(
+        stderr.contains("taskie/p/integration exists") && stderr.contains("taskie run --resume"),
+        "{stderr}"
+    );
+}
