@@ -139,11 +139,23 @@ impl Repo {
         self.root().join("work")
     }
 
+    /// The fake reviewer, made safe for reviews that run at the same time: the shared
+    /// fixture keeps the prompt it read in one file beside it, which a second review
+    /// would overwrite before the first read its review file's path from it.
     fn reviewer(&self, fake: &Fake) {
-        write_executable(
-            &self.root().join("reviewer/fake-claude"),
-            &fake.script_text(),
+        let shared = fake.script_text();
+        let own = shared
+            .replace(
+                "cat > \"$here/stdin\"\n",
+                "mine=\"$here/stdin.$$\"\ncat > \"$mine\"\ncp \"$mine\" \"$here/stdin\"\n",
+            )
+            .replace("//p' \"$here/stdin\")", "//p' \"$mine\")");
+        assert_eq!(
+            own.matches("\"$mine\"").count(),
+            3,
+            "the fake reviewer's script changed; make its prompt private again:\n{shared}"
         );
+        write_executable(&self.root().join("reviewer/fake-claude"), &own);
     }
 
     /// Task `task`'s agent works `secs` seconds, then writes `text` to `file` and commits.
