@@ -132,6 +132,12 @@ impl Var {
         }
     }
 
+    /// A numeric default as a number: the text in [`Var::default`] is the one place each
+    /// default is written (`every_numeric_default_is_a_number` holds this to a number).
+    pub fn default_number(self) -> u64 {
+        self.default().and_then(|d| d.parse().ok()).unwrap_or(0)
+    }
+
     /// Listed by `taskie-hook --help` (what `taskie run` alone reads is in docs/run.md).
     fn in_help(self) -> bool {
         !matches!(
@@ -192,6 +198,14 @@ pub fn help() -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_numeric_default_is_a_number() {
+        for v in [Var::ReviewTimeout, Var::BlockCap] {
+            assert!(v.default_number() > 0, "{}", v.name());
+            assert_eq!(Some(v.default_number().to_string().as_str()), v.default());
+        }
+    }
 
     #[test]
     fn every_variable_has_a_distinct_name_and_a_meaning() {

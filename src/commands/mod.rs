@@ -6,7 +6,7 @@ use crate::error::Error;
 use crate::model::state::State;
 use crate::store::atomic;
 use crate::store::lock::{self, PlanLock};
-use crate::store::project::{self, Project};
+use crate::store::project::{self, PlanRef, Project};
 use crate::store::select::{self, SelectError};
 use crate::store::sessions::{self, SessionId};
 use crate::store::snapshot;
@@ -125,32 +125,12 @@ fn no_plan(project: &Project) -> Error {
     ))
 }
 
-/// A selected plan of a project.
-#[derive(Debug, Clone)]
-pub struct Target {
-    pub project: Project,
-    pub plan: String,
-}
+/// A selected plan of a project: the plan handle the hook uses too (`store/project.rs`),
+/// with what the commands add to it below.
+pub type Target = PlanRef;
 
-impl Target {
-    pub fn dir(&self) -> PathBuf {
-        self.project.plan_dir(&self.plan)
-    }
-
-    pub fn state_path(&self) -> PathBuf {
-        self.dir().join("state.json")
-    }
-
-    /// A plan file's path relative to the project, as people and the agent see it.
-    pub fn rel(&self, name: &str) -> String {
-        format!(".taskie/plans/{}/{}", self.plan, name)
-    }
-
-    /// The plan directory relative to the project.
-    pub fn rel_dir(&self) -> String {
-        format!(".taskie/plans/{}", self.plan)
-    }
-
+/// What the commands do with a plan: lock it, read it, write its state.
+impl PlanRef {
     /// Takes the plan lock without waiting. While it is held, leftovers of crashed
     /// writers are removed (SPEC §5 step 7), as the hook does.
     /// Every write of a command takes this lock first, so the link rule is checked here:

@@ -16,7 +16,6 @@ use crate::model::state::State;
 use crate::model::text::{clip, minutes_seconds};
 use crate::paint::{Paint, WIDTH, wrap};
 use crate::store::diagnostics::{self, Diagnostics};
-use crate::store::event_log;
 use crate::store::lock::{self, Running};
 use crate::store::snapshot;
 use serde::Serialize;
@@ -731,20 +730,8 @@ pub fn run(
         Ok(Some(s)) => match cycle_of(s) {
             Some((r, k)) => {
                 let task = s.current_task.filter(|_| r == Review::Code);
-                let verdicts = match ledger_cycle(&ledger, r, task) {
-                    Some(c) => c
-                        .verdicts
-                        .iter()
-                        .filter(|v| v.iteration <= k)
-                        .map(|v| (v.iteration, v.verdict.clone()))
-                        .collect(),
-                    // A cycle an older taskie ran: its verdicts are only in the log, of
-                    // which only the end is read (status costs the same at any log size).
-                    None => event_log::cycle_verdicts(
-                        &event_log::recent_history(&logs, &target.plan, r.name()),
-                        k,
-                    ),
-                };
+                let verdicts =
+                    snapshot::cycle_verdicts(Some(&ledger), &logs, &target.plan, r.name(), task, k);
                 let diag = crate::store::fs::read_regular(
                     &logs.join(diagnostics::file_name(&target.plan)),
                     crate::store::fs::PLAN_FILE_LIMIT,

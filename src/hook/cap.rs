@@ -66,12 +66,7 @@ pub fn unsaved(capped: Capped, error: &str, client: Client) -> Capped {
 /// `TASKIE_BLOCK_CAP`, a whole number (0: never block); anything else is named on stderr
 /// and the default is used.
 pub fn limit() -> u64 {
-    let default = || {
-        Var::BlockCap
-            .default()
-            .and_then(|d| d.parse().ok())
-            .unwrap_or(8)
-    };
+    let default = || Var::BlockCap.default_number();
     match Var::BlockCap.get() {
         None => default(),
         Some(v) => v.trim().parse().unwrap_or_else(|_| {

@@ -317,8 +317,8 @@ fn run_plan(
         }
         Err(e) => return internal(format!("cannot take the plan lock: {e}")),
     };
-    let dir = project.plan_dir(&plan);
-    let state_path = dir.join("state.json");
+    let handle = project::PlanRef::new(project.clone(), plan.as_str());
+    let (dir, state_path) = (handle.dir(), handle.state_path());
     let gathered = match Gathered::read_locked(&dir, &plan, event.stop_hook_active) {
         Ok(g) => g,
         Err(e) => return internal(format!("cannot read the plan directory: {e}")),
@@ -524,22 +524,14 @@ pub fn hard_stop(
     write: bool,
 ) -> Outcome {
     let logs = project.logs();
-    // The cycle's verdicts from the ledger; a cycle an older taskie ran has them only in
-    // the log, of which the end is read: a stop costs the same at any log size.
-    let verdicts = snapshot::ledger_file(&project.plan_dir(f.plan))
-        .and_then(|l| l.cycle)
-        .filter(|c| c.review == stop.review.name() && c.task == stop.task)
-        .map(|c| {
-            c.verdicts
-                .into_iter()
-                .filter(|v| v.iteration <= stop.iterations)
-                .map(|v| (v.iteration, v.verdict))
-                .collect()
-        })
-        .unwrap_or_else(|| {
-            let history = event_log::recent_history(&logs, f.plan, stop.review.name());
-            event_log::cycle_verdicts(&history, stop.iterations)
-        });
+    let verdicts = snapshot::cycle_verdicts(
+        snapshot::ledger_file(&project.plan_dir(f.plan)).as_ref(),
+        &logs,
+        f.plan,
+        stop.review.name(),
+        stop.task,
+        stop.iterations,
+    );
     let last = stop.last_review.as_ref().and_then(|name| {
         let path = project.plan_dir(f.plan).join(name);
         let bytes =

@@ -47,7 +47,7 @@ impl Facts<'_> {
 
     /// Path of a plan file relative to the project directory, as the agent sees it.
     pub fn rel(&self, name: &str) -> String {
-        format!(".taskie/plans/{}/{}", self.plan, name)
+        crate::model::plan_file::rel(self.plan, name)
     }
 }
 

@@ -17,6 +17,17 @@ pub const FINDINGS_FILE: &str = "findings.json";
 /// The files of a plan directory that taskie writes and that are not plan files.
 pub const TASKIE_FILES: [&str; 3] = [STATE_FILE, SPEND_FILE, FINDINGS_FILE];
 
+/// A file of plan `plan` as people and the agent see it, relative to the project
+/// directory: the one place `.taskie/plans/<id>/<name>` is spelled.
+pub fn rel(plan: &str, name: &str) -> String {
+    format!("{}/{name}", rel_dir(plan))
+}
+
+/// Plan `plan`'s directory relative to the project directory.
+pub fn rel_dir(plan: &str) -> String {
+    format!(".taskie/plans/{plan}")
+}
+
 /// What a person's tools leave beside the plan (SPEC §2): dotfiles (`.plan.md.swp`,
 /// `.DS_Store`) and backups ending in `~`. Not the plan's: validation ignores them. Taskie's
 /// own temporary files start with a dot too, and are ignored as well.

@@ -116,7 +116,7 @@ impl StructureError {
     /// review file": review history is what the cycle is built on.
     pub fn fix(&self, plan: &str) -> String {
         use StructureError::*;
-        let dir = format!(".taskie/plans/{plan}");
+        let dir = crate::model::plan_file::rel_dir(plan);
         match self {
             MissingPlan => format!("write {dir}/plan.md (/taskie:new-plan)"),
             InvalidFilename { name } => format!(

@@ -7,7 +7,10 @@ use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
-pub const DEFAULT_TIMEOUT_SECS: u64 = 1500;
+/// `TASKIE_REVIEW_TIMEOUT`'s default, from the one table of variables (env.rs).
+pub fn default_timeout_secs() -> u64 {
+    Var::ReviewTimeout.default_number()
+}
 /// The hook's own timeout as Taskie registers it with the clients (1800 s; Gemini's is
 /// the same in milliseconds). A review must end before it, or the client ends the hook
 /// mid-review; tests hold the hook files to this number.
@@ -58,7 +61,7 @@ impl Config {
             .raw()
             .map(|v| v.to_string_lossy().into_owned())
         {
-            None => Duration::from_secs(DEFAULT_TIMEOUT_SECS),
+            None => Duration::from_secs(default_timeout_secs()),
             // try_from: a finite value too large for a Duration (above ~1.8e19 s) is out of
             // range, not a panic.
             Some(text) => match text
@@ -71,9 +74,10 @@ impl Config {
                 Some(Ok(timeout)) => timeout,
                 _ => {
                     warn(format!(
-                        "TASKIE_REVIEW_TIMEOUT=\"{text}\" is not a positive number of seconds a timer can hold; using {DEFAULT_TIMEOUT_SECS}"
+                        "TASKIE_REVIEW_TIMEOUT=\"{text}\" is not a positive number of seconds a timer can hold; using {}",
+                        default_timeout_secs()
                     ));
-                    Duration::from_secs(DEFAULT_TIMEOUT_SECS)
+                    Duration::from_secs(default_timeout_secs())
                 }
             },
         };
@@ -107,8 +111,9 @@ impl Config {
             format!(
                 "{}={secs} is not below the hook's own timeout ({HOOK_TIMEOUT_SECS} s): the client may end the hook \
                  before a slow review finishes, and that review is lost. Set it below {HOOK_TIMEOUT_SECS} (the \
-                 default is {DEFAULT_TIMEOUT_SECS}).",
-                Var::ReviewTimeout.name()
+                 default is {}).",
+                Var::ReviewTimeout.name(),
+                default_timeout_secs()
             )
         })
     }

@@ -53,6 +53,53 @@ impl Project {
     }
 }
 
+/// One plan of a project, the handle the hook and the commands share: its directory,
+/// its state file, its files as people see them, and where its lock and logs are. No
+/// layer joins `.taskie/plans/<id>/…` or "state.json" by hand.
+#[derive(Debug, Clone)]
+pub struct PlanRef {
+    pub project: Project,
+    /// The plan id (a valid one: selection checked it).
+    pub plan: String,
+}
+
+impl PlanRef {
+    pub fn new(project: Project, plan: impl Into<String>) -> PlanRef {
+        PlanRef {
+            project,
+            plan: plan.into(),
+        }
+    }
+
+    pub fn dir(&self) -> PathBuf {
+        self.project.plan_dir(&self.plan)
+    }
+
+    pub fn state_path(&self) -> PathBuf {
+        self.dir().join(crate::model::plan_file::STATE_FILE)
+    }
+
+    /// A plan file's path relative to the project, as people and the agent see it.
+    pub fn rel(&self, name: &str) -> String {
+        crate::model::plan_file::rel(&self.plan, name)
+    }
+
+    /// The plan directory relative to the project.
+    pub fn rel_dir(&self) -> String {
+        crate::model::plan_file::rel_dir(&self.plan)
+    }
+
+    /// `.taskie/logs`, where the plan's events, reviewer logs and diagnostics go.
+    pub fn logs(&self) -> PathBuf {
+        self.project.logs()
+    }
+
+    /// `.taskie/locks`, where the plan's lock file is.
+    pub fn locks(&self) -> PathBuf {
+        self.project.locks()
+    }
+}
+
 /// What Taskie writes into each runtime directory it creates (`logs`, `locks`, `blocks`,
 /// `sessions` under `.taskie/`): their files are this machine's, not the project's, and
 /// a `git add -A` must not commit them. An ignore file inside the directory covers it

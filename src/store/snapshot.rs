@@ -69,7 +69,7 @@ impl Gathered {
             .and_then(validate::TasksText::text)
             .and_then(|t| tasks::parse(t).ok())
             .unwrap_or_default();
-        let state = read_state(&dir.join("state.json"));
+        let state = read_state(&dir.join(crate::model::plan_file::STATE_FILE));
         let spent_usd = match &state {
             Ok(Some(s)) if s.max_cost_usd.is_some() => plan_spent_usd(dir, plan),
             _ => 0.0,
@@ -126,6 +126,36 @@ pub fn ledger_file(dir: &Path) -> Option<Ledger> {
         .ok()
         .flatten()
         .and_then(|bytes| Ledger::parse(&bytes))
+}
+
+/// The verdicts of the cycle of review `review` (of task `task`) up to iteration `upto`,
+/// as (iteration, verdict): from the plan's ledger when it holds that cycle; a cycle an
+/// older taskie ran has them only in the event log, of which only the end is read, so
+/// this costs the same at any log size. The one home of this rule for the hook's hard
+/// stop and `taskie status`.
+pub fn cycle_verdicts(
+    ledger: Option<&Ledger>,
+    logs: &Path,
+    plan: &str,
+    review: &str,
+    task: Option<u64>,
+    upto: u64,
+) -> Vec<(u64, String)> {
+    match ledger
+        .and_then(|l| l.cycle.as_ref())
+        .filter(|c| c.review == review && c.task == task)
+    {
+        Some(c) => c
+            .verdicts
+            .iter()
+            .filter(|v| v.iteration <= upto)
+            .map(|v| (v.iteration, v.verdict.clone()))
+            .collect(),
+        None => crate::store::event_log::cycle_verdicts(
+            &crate::store::event_log::recent_history(logs, plan, review),
+            upto,
+        ),
+    }
 }
 
 /// state.json: `Ok(None)` when there is none.
