@@ -266,10 +266,15 @@ fn task_id(text: &str) -> Result<u64, String> {
     })
 }
 
-/// A binary started as a reviewer's guardian (`reviewer/guardian.rs`) is only that.
+/// A binary started as a reviewer's guardian (`reviewer/guardian.rs`) or a notifier's
+/// supervisor (`store/notify.rs`) is only that.
 fn guardian_role() {
-    if std::env::args_os().nth(1).as_deref() == Some(crate::reviewer::guardian::ROLE_ARG.as_ref()) {
+    let first = std::env::args_os().nth(1);
+    if first.as_deref() == Some(crate::reviewer::guardian::ROLE_ARG.as_ref()) {
         crate::reviewer::guardian::serve(std::env::args_os().skip(2));
+    }
+    if first.as_deref() == Some(crate::store::notify::ROLE_ARG.as_ref()) {
+        crate::store::notify::serve(std::env::args_os().skip(2));
     }
 }
 

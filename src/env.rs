@@ -34,6 +34,10 @@ pub enum Var {
     Run,
     /// Where `taskie run` puts its worktrees.
     XdgDataHome,
+    /// The user's notifier command (SPEC §24, `store/notify.rs`).
+    Notify,
+    /// Seconds a notifier may run.
+    NotifyTimeout,
     /// Tests only: kill `taskie run` at a journal step (`store/run.rs`).
     TestKillAt,
     /// Test builds only: hold the hook at a named point (`store/atomic.rs`).
@@ -70,6 +74,8 @@ impl Var {
             Var::Agent => "TASKIE_AGENT",
             Var::Run => "TASKIE_RUN",
             Var::XdgDataHome => "XDG_DATA_HOME",
+            Var::Notify => "TASKIE_NOTIFY",
+            Var::NotifyTimeout => "TASKIE_NOTIFY_TIMEOUT",
             Var::TestKillAt => "TASKIE_TEST_KILL_AT",
             Var::TestPauseAt => "TASKIE_TEST_PAUSE_AT",
             Var::TestNow => "TASKIE_TEST_NOW",
@@ -113,6 +119,10 @@ impl Var {
             }
             Var::Run => "<run>:<task>, set by taskie run for the sessions it starts",
             Var::XdgDataHome => "where taskie run keeps its worktrees (default ~/.local/share)",
+            Var::Notify => {
+                "a command run (detached, JSON event on stdin) when a plan hard-stops, pauses, passes a cycle or completes"
+            }
+            Var::NotifyTimeout => "seconds a TASKIE_NOTIFY command may run",
             Var::TestKillAt => "tests only: kill taskie run at a journal step",
             Var::TestPauseAt => "test builds only",
             Var::TestNow => "test builds only: the Unix time the usage-limit pause takes as now",
@@ -128,6 +138,7 @@ impl Var {
             Var::ReviewTimeout => Some("1500"),
             Var::BlockStyle => Some("context"),
             Var::BlockCap => Some("8"),
+            Var::NotifyTimeout => Some("30"),
             _ => None,
         }
     }

@@ -19,6 +19,7 @@ mod findings;
 mod hook;
 mod hosts;
 mod loop_safety;
+mod notify;
 mod one_story;
 mod pause;
 mod properties;

@@ -118,6 +118,7 @@ fn decide_plan(f: &Facts) -> Step {
             rec.outcome = "allow";
             rec.review = Some(stop.review.name());
             rec.iteration = Some(stop.iterations);
+            rec.stop_reason = Some(stop.reason.as_str());
             Step::HardStop(stop, rec)
         }
         NextStop::Precondition {
@@ -174,6 +175,9 @@ fn conclude_review(f: &Facts, due: &Due, reviewed: &Reviewed) -> Outcome {
         Reviewed::Paused { until, by, log } => {
             let next = machine::after_pause(&due.read, *until, by);
             rec.path = Branch::Paused;
+            rec.paused_until = jiff::Timestamp::from_second(*until)
+                .ok()
+                .map(|t| t.to_string());
             rec.after(&next);
             let text = message::paused(f.plan, due, by, *until, f.now, log);
             return finish(Answer::allow(text), Some(next), rec);

@@ -33,7 +33,7 @@ pub mod notice;
 pub mod run_mode;
 use std::io::{Read, Write};
 use std::panic::{self, AssertUnwindSafe};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 /// Stdin beyond this is not an event Claude Code sends; reading stops there.
@@ -135,6 +135,10 @@ impl Finished {
                 } else {
                     eprintln!("taskie-hook: cannot write the event log: {e}");
                 }
+            }
+            // SPEC §24: what needs a person is sent after the answer, detached.
+            if let Some(project) = logs.parent().and_then(Path::parent) {
+                crate::store::notify::send_for_stop(&rec, project, &logs);
             }
         }
     }

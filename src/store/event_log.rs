@@ -78,6 +78,12 @@ pub struct Record {
     /// …and who could not, and why.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub unavailable: Vec<crate::model::cycle::Unavailable>,
+    /// A hard stop's reason, as in the diagnostics file (SPEC §10).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stop_reason: Option<&'static str>,
+    /// The stop that paused the plan: until when (RFC 3339, UTC; SPEC §22).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub paused_until: Option<String>,
 }
 
 /// One reviewer of a panel, as logged.

@@ -9,6 +9,7 @@ pub mod event_log;
 pub mod fs;
 pub mod git;
 pub mod lock;
+pub mod notify;
 pub mod project;
 pub mod run;
 pub mod scan;

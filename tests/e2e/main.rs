@@ -40,6 +40,8 @@ mod hook;
 mod hosts;
 #[path = "../loop_safety.rs"]
 mod loop_safety;
+#[path = "../notify.rs"]
+mod notify;
 #[path = "../one_story.rs"]
 mod one_story;
 #[path = "../pause.rs"]

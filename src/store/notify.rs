@@ -1,0 +1,367 @@
+//! Notifications (SPEC §24): unattended work reaches a person through a command the user
+//! names in `TASKIE_NOTIFY`. Taskie starts it detached, with one JSON object on stdin, and
+//! a supervisor (this same binary in the notifier role) ends it after
+//! `TASKIE_NOTIFY_TIMEOUT` seconds and logs what it did to `.taskie/logs/notify.log`. A
+//! notifier that fails or hangs is logged, never fails the stop or the run.
+
+use crate::env::Var;
+use crate::store::event_log::{Branch, Record};
+use serde::{Deserialize, Serialize};
+use std::io::{self, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The first argument that makes `taskie` or `taskie-hook` the notifier's supervisor.
+pub const ROLE_ARG: &str = "--taskie-notifier";
+/// The log the supervisor appends one line to per notification.
+pub const LOG: &str = "notify.log";
+/// The marker of the last hard stop notified per plan, so that a plan that stays
+/// hard-stopped notifies once, not at every stop.
+const LAST_HARD_STOP: &str = "notified-hard-stop";
+
+/// What happened.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, strum::IntoStaticStr)]
+#[serde(rename_all = "kebab-case")]
+#[strum(serialize_all = "kebab-case")]
+pub enum Kind {
+    HardStop,
+    Paused,
+    BudgetSpent,
+    CyclePassed,
+    PlanComplete,
+    RunDone,
+    RunPartial,
+    TaskBlocked,
+    Conflict,
+}
+
+/// The object the notifier reads on stdin.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Notification {
+    pub event: Kind,
+    pub plan: String,
+    /// The project directory.
+    pub project: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub review: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub iteration: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub task: Option<u64>,
+    /// When a paused plan's reviews start again (RFC 3339, UTC).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub paused_until: Option<String>,
+    /// For a run: its id.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub run: Option<String>,
+    /// One line for a person.
+    pub text: String,
+}
+
+impl Notification {
+    pub fn new(event: Kind, plan: &str, project: &Path, text: String) -> Notification {
+        Notification {
+            event,
+            plan: plan.to_owned(),
+            project: project.display().to_string(),
+            review: None,
+            iteration: None,
+            task: None,
+            paused_until: None,
+            run: None,
+            text,
+        }
+    }
+}
+
+/// The notification a hook run's event calls for, if any: the stop that hard-stopped a
+/// cycle (or found its budget spent), the stop that paused a plan, a cycle that passed,
+/// and the last one, which completes the plan. A plan that stays paused or hard-stopped
+/// is not notified again by this rule's caller (see `send_for_stop`).
+pub fn for_stop(rec: &Record, project: &Path) -> Option<Notification> {
+    let review = rec.review.unwrap_or("review");
+    let (event, text) = match rec.path {
+        Branch::HardStop if rec.stop_reason == Some("budget_exhausted") => (
+            Kind::BudgetSpent,
+            format!(
+                "Taskie: plan '{}' spent its review budget; {review} stopped",
+                rec.plan
+            ),
+        ),
+        Branch::HardStop => (
+            Kind::HardStop,
+            format!(
+                "Taskie: plan '{}' hard-stopped in {review} ({}); it waits for you",
+                rec.plan,
+                rec.stop_reason.unwrap_or("stopped").replace('_', " ")
+            ),
+        ),
+        // Only the stop that started the pause carries the reset time.
+        Branch::Paused => {
+            let until = rec.paused_until.as_deref()?;
+            (
+                Kind::Paused,
+                format!(
+                    "Taskie: plan '{}' paused by a reviewer's usage limit until {until}",
+                    rec.plan
+                ),
+            )
+        }
+        Branch::Advanced if rec.next_phase_after.as_deref() == Some("complete") => (
+            Kind::PlanComplete,
+            format!(
+                "Taskie: plan '{}' passed its final review: complete",
+                rec.plan
+            ),
+        ),
+        Branch::Advanced => (
+            Kind::CyclePassed,
+            format!(
+                "Taskie: plan '{}': {review} passed; next: {}",
+                rec.plan,
+                rec.next_phase_after.as_deref().unwrap_or("-")
+            ),
+        ),
+        _ => return None,
+    };
+    let mut n = Notification::new(event, &rec.plan, project, text);
+    n.review = rec.review.map(str::to_owned);
+    n.iteration = rec.iteration;
+    n.paused_until = rec.paused_until.clone();
+    Some(n)
+}
+
+/// Sends what a hook run's event calls for. A hard stop is sent once: the key of the last
+/// one sent is kept in the logs directory, and the same hard stop again sends nothing.
+pub fn send_for_stop(rec: &Record, project: &Path, logs: &Path) {
+    let Some(n) = for_stop(rec, project) else {
+        return;
+    };
+    if matches!(n.event, Kind::HardStop | Kind::BudgetSpent) {
+        let marker = logs.join(format!("{}-{LAST_HARD_STOP}", rec.plan));
+        let key = format!(
+            "{}:{}:{}",
+            <&str>::from(n.event),
+            n.review.as_deref().unwrap_or(""),
+            n.iteration.unwrap_or(0)
+        );
+        if std::fs::read_to_string(&marker).is_ok_and(|k| k == key) {
+            return;
+        }
+        let _ = crate::store::atomic::replace(&marker, key.as_bytes());
+    }
+    send(&n, logs);
+}
+
+/// Starts the user's notifier for `n`, detached, and returns at once. Nothing is sent
+/// when `TASKIE_NOTIFY` is unset or empty; a notifier that cannot start is logged.
+pub fn send(n: &Notification, logs: &Path) {
+    let Some(command) = Var::Notify.get() else {
+        return;
+    };
+    let json = match serde_json::to_string(n) {
+        Ok(j) => j,
+        Err(_) => return,
+    };
+    let started = std::env::current_exe().and_then(|exe| {
+        let mut supervisor = Command::new(exe);
+        supervisor
+            .arg(ROLE_ARG)
+            .arg(timeout().as_secs_f64().to_string())
+            .arg(logs.join(LOG))
+            .arg(&command)
+            .stdin(Stdio::piped())
+            // The client waits for the hook's stdout to close: the notifier must not hold it.
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        platform::detach(&mut supervisor);
+        let mut child = supervisor.spawn()?;
+        // Far below a pipe's buffer, so the write never waits on the notifier.
+        if let Some(mut stdin) = child.stdin.take() {
+            stdin.write_all(json.as_bytes())?;
+            stdin.write_all(b"\n")?;
+        }
+        Ok(())
+    });
+    if let Err(e) = started {
+        log_line(&logs.join(LOG), n.event, &format!("could not start: {e}"));
+    }
+}
+
+/// How long a notifier may run: `TASKIE_NOTIFY_TIMEOUT` seconds, default 30.
+pub fn timeout() -> Duration {
+    Var::NotifyTimeout
+        .get_or_default()
+        .and_then(|v| v.to_str()?.parse::<f64>().ok())
+        .filter(|s| s.is_finite() && *s > 0.0)
+        .map_or(Duration::from_secs(30), |s| {
+            Duration::from_secs_f64(s.min(3600.0))
+        })
+}
+
+/// The supervisor: runs the user's command with the notification on stdin (inherited),
+/// ends it at the timeout, logs the outcome, and exits. Never returns.
+pub fn serve(mut args: impl Iterator<Item = std::ffi::OsString>) -> ! {
+    let secs: f64 = args
+        .next()
+        .and_then(|s| s.to_str()?.parse().ok())
+        .unwrap_or(30.0);
+    let log = PathBuf::from(args.next().unwrap_or_default());
+    let command = args.next().unwrap_or_default();
+    let mut input = String::new();
+    let _ = io::Read::read_to_string(&mut io::stdin(), &mut input);
+    let event = serde_json::from_str::<Notification>(&input)
+        .map(|n| n.event)
+        .unwrap_or(Kind::HardStop);
+    let outcome = run(&command, &input, Duration::from_secs_f64(secs));
+    log_line(&log, event, &outcome);
+    std::process::exit(0);
+}
+
+fn run(command: &std::ffi::OsStr, input: &str, limit: Duration) -> String {
+    let mut cmd = platform::shell(command);
+    cmd.stdin(Stdio::piped())
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    platform::detach(&mut cmd);
+    let mut child = match cmd.spawn() {
+        Ok(c) => c,
+        Err(e) => return format!("could not start: {e}"),
+    };
+    if let Some(mut stdin) = child.stdin.take() {
+        let _ = stdin.write_all(input.as_bytes());
+    }
+    let deadline = Instant::now() + limit;
+    loop {
+        match child.try_wait() {
+            Ok(Some(status)) if status.success() => return "ok".to_owned(),
+            Ok(Some(status)) => return format!("failed: {status}"),
+            Ok(None) if Instant::now() >= deadline => {
+                platform::kill_tree(&mut child);
+                let _ = child.wait();
+                return format!("timed out after {} s and was killed", limit.as_secs_f64());
+            }
+            Ok(None) => std::thread::sleep(Duration::from_millis(20)),
+            Err(e) => return format!("could not wait: {e}"),
+        }
+    }
+}
+
+fn log_line(log: &Path, event: Kind, outcome: &str) {
+    let line = serde_json::json!({
+        "ts": jiff::Timestamp::now().to_string(),
+        "event": <&str>::from(event),
+        "notifier": outcome,
+    });
+    let _ = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(log)
+        .and_then(|mut f| writeln!(f, "{line}"));
+}
+
+#[cfg(unix)]
+mod platform {
+    use std::os::unix::process::CommandExt;
+    use std::process::{Child, Command};
+
+    pub fn shell(command: &std::ffi::OsStr) -> Command {
+        let mut c = Command::new("/bin/sh");
+        c.arg("-c").arg(command);
+        c
+    }
+
+    /// Its own process group: outlives the hook's, and its whole tree can be ended.
+    pub fn detach(cmd: &mut Command) {
+        cmd.process_group(0);
+    }
+
+    pub fn kill_tree(child: &mut Child) {
+        let group = rustix::process::Pid::from_child(child);
+        if rustix::process::kill_process_group(group, rustix::process::Signal::KILL).is_err() {
+            let _ = child.kill();
+        }
+    }
+}
+
+#[cfg(not(unix))]
+mod platform {
+    use std::process::{Child, Command};
+
+    pub fn shell(command: &std::ffi::OsStr) -> Command {
+        let mut c = Command::new("cmd");
+        c.arg("/C").arg(command);
+        c
+    }
+
+    pub fn detach(_cmd: &mut Command) {}
+
+    pub fn kill_tree(child: &mut Child) {
+        let _ = child.kill();
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rec(path: Branch) -> Record {
+        Record {
+            plan: "p".into(),
+            path,
+            review: Some("plan-review"),
+            iteration: Some(3),
+            ..Record::default()
+        }
+    }
+
+    fn kind(r: &Record) -> Option<Kind> {
+        for_stop(r, Path::new("/proj")).map(|n| n.event)
+    }
+
+    #[test]
+    fn each_branch_that_needs_a_person_has_its_notification() {
+        let mut hard = rec(Branch::HardStop);
+        hard.stop_reason = Some("max_reviews_reached");
+        assert_eq!(kind(&hard), Some(Kind::HardStop));
+        hard.stop_reason = Some("budget_exhausted");
+        assert_eq!(kind(&hard), Some(Kind::BudgetSpent));
+        let mut passed = rec(Branch::Advanced);
+        passed.next_phase_after = Some("create-tasks".into());
+        assert_eq!(kind(&passed), Some(Kind::CyclePassed));
+        passed.next_phase_after = Some("complete".into());
+        assert_eq!(kind(&passed), Some(Kind::PlanComplete));
+        let mut paused = rec(Branch::Paused);
+        assert_eq!(
+            kind(&paused),
+            None,
+            "still paused: no reset time, nothing new"
+        );
+        paused.paused_until = Some("2026-11-26T12:00:00Z".into());
+        let n = for_stop(&paused, Path::new("/proj")).unwrap();
+        assert_eq!(n.event, Kind::Paused);
+        assert!(n.text.contains("2026-11-26T12:00:00Z"), "{}", n.text);
+    }
+
+    #[test]
+    fn ordinary_stops_notify_nobody() {
+        for b in [
+            Branch::NoReviewDue,
+            Branch::ReviewBlocked,
+            Branch::ReviewerFailed,
+            Branch::PostReviewPending,
+            Branch::Locked,
+        ] {
+            assert_eq!(kind(&rec(b)), None, "{b:?}");
+        }
+    }
+
+    #[test]
+    fn the_event_names_are_the_documented_ones() {
+        let n = Notification::new(Kind::RunPartial, "p", Path::new("/x"), "t".into());
+        let v: serde_json::Value = serde_json::to_value(&n).unwrap();
+        assert_eq!(v["event"], "run-partial");
+        assert_eq!(<&str>::from(Kind::TaskBlocked), "task-blocked");
+    }
+}

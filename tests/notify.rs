@@ -1,0 +1,149 @@
+//! Notifications (SPEC §24): `TASKIE_NOTIFY` names a command the real hook runs, detached,
+//! with one JSON event on stdin, for what needs a person; a notifier that fails or hangs
+//! is logged and never changes the stop's answer.
+
+use crate::support::{Fake, Project, due, write_executable};
+use serde_json::{Value, json};
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+/// A notifier that appends what it read on stdin to `got.jsonl` beside it.
+fn recording_notifier(p: &Project) -> String {
+    let script = p.root().join("notifier.sh");
+    write_executable(
+        &script,
+        &format!(
+            "#!/bin/sh\ncat >> '{}'\n",
+            p.root().join("got.jsonl").display()
+        ),
+    );
+    script.display().to_string()
+}
+
+/// Waits (bounded) until `path` has `n` lines, and returns them parsed.
+fn lines(path: &Path, n: usize) -> Vec<Value> {
+    let deadline = Instant::now() + Duration::from_secs(20);
+    loop {
+        let got: Vec<Value> = std::fs::read_to_string(path)
+            .unwrap_or_default()
+            .lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect();
+        if got.len() >= n || Instant::now() > deadline {
+            return got;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn a_hard_stop_is_notified_once_however_often_the_agent_stops_after_it() {
+    let p = Project::new()
+        .plan("p")
+        .state(json!({"next_phase": "plan-review", "max_reviews": 1}))
+        .reviewer(&Fake::fail());
+    let notifier = recording_notifier(&p);
+    let p = p.env("TASKIE_NOTIFY", &notifier);
+    assert!(p.stop().is_block(), "review #1 fails and blocks");
+    let p = p.file("plan-post-review-1.md", "addressed\n");
+    for _ in 0..3 {
+        let run = p.stop();
+        assert!(!run.is_block());
+        assert!(run.message().contains("max_reviews"), "{}", run.message());
+    }
+    let got = lines(&p.root().join("got.jsonl"), 1);
+    // A moment more: a second notification of the same stop would have arrived by now.
+    std::thread::sleep(Duration::from_millis(300));
+    let got_after = lines(&p.root().join("got.jsonl"), 2);
+    assert_eq!(got.len(), 1, "{got:?}");
+    assert_eq!(got_after.len(), 1, "{got_after:?}");
+    let n = &got[0];
+    assert_eq!(n["event"], "hard-stop");
+    assert_eq!(
+        (n["plan"].as_str(), n["review"].as_str()),
+        (Some("p"), Some("plan-review"))
+    );
+    assert!(
+        n["text"].as_str().unwrap().contains("max reviews reached"),
+        "{n}"
+    );
+    let log = lines(&p.logs().join("notify.log"), 1);
+    assert_eq!(log[0]["notifier"], "ok", "{log:?}");
+}
+
+#[test]
+fn a_cycle_that_passes_and_the_plan_that_completes_are_notified() {
+    let p = Project::new()
+        .plan("p")
+        .tasks(&[(1, "done")])
+        .file("task-1.md", "# Task 1\n")
+        .state(
+            json!({"phase": "post-all-code-review", "next_phase": "all-code-review",
+                      "phase_iteration": 0, "clean_reviews_required": 1}),
+        )
+        .reviewer(&Fake::pass());
+    let notifier = recording_notifier(&p);
+    let p = p.env("TASKIE_NOTIFY", &notifier);
+    p.stop();
+    let got = lines(&p.root().join("got.jsonl"), 1);
+    assert_eq!(got.len(), 1, "{got:?}");
+    assert_eq!(got[0]["event"], "plan-complete", "{got:?}");
+
+    let q = Project::new()
+        .plan("p")
+        .state(json!({"next_phase": "plan-review", "clean_reviews_required": 1}))
+        .reviewer(&Fake::pass());
+    let notifier = recording_notifier(&q);
+    let q = q.env("TASKIE_NOTIFY", &notifier);
+    q.stop();
+    let got = lines(&q.root().join("got.jsonl"), 1);
+    assert_eq!(got[0]["event"], "cycle-passed", "{got:?}");
+    assert!(
+        got[0]["text"].as_str().unwrap().contains("create-tasks"),
+        "{got:?}"
+    );
+}
+
+#[test]
+fn a_stop_with_nothing_for_a_person_runs_no_notifier() {
+    let p = Project::new()
+        .plan("p")
+        .state(due("plan-review"))
+        .reviewer(&Fake::fail());
+    let notifier = recording_notifier(&p);
+    let p = p.env("TASKIE_NOTIFY", &notifier);
+    assert!(p.stop().is_block());
+    std::thread::sleep(Duration::from_millis(500));
+    assert!(!p.root().join("got.jsonl").exists());
+    assert!(!p.logs().join("notify.log").exists());
+}
+
+#[test]
+fn a_notifier_that_fails_or_hangs_is_logged_and_the_stop_answers_at_once() {
+    for (body, said) in [
+        ("exit 3", "failed: exit status: 3"),
+        ("sleep 30", "timed out after 1 s and was killed"),
+    ] {
+        let p = Project::new()
+            .plan("p")
+            .state(json!({"next_phase": "plan-review", "clean_reviews_required": 1}))
+            .reviewer(&Fake::pass());
+        let script = p.root().join("notifier.sh");
+        write_executable(&script, &format!("#!/bin/sh\ncat >/dev/null\n{body}\n"));
+        let p = p
+            .env("TASKIE_NOTIFY", &script.display().to_string())
+            .env("TASKIE_NOTIFY_TIMEOUT", "1");
+        let started = Instant::now();
+        let run = p.stop();
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "the hook does not wait for its notifier"
+        );
+        assert!(run.message().contains("passed"), "{}", run.message());
+        assert_eq!(p.state_json()["next_phase"], "create-tasks");
+        let log = lines(&p.logs().join("notify.log"), 1);
+        assert_eq!(log.len(), 1, "{body}: {log:?}");
+        assert_eq!(log[0]["event"], "cycle-passed");
+        assert_eq!(log[0]["notifier"], said, "{log:?}");
+    }
+}
