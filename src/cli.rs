@@ -3,10 +3,12 @@
 
 use crate::commands::Invocation;
 use crate::commands::mark::Mark;
-use crate::commands::{advance, continue_plan, init, mark, resume, run, state, status, validate};
+use crate::commands::{
+    advance, continue_plan, init, mark, plans, resume, run, state, status, validate,
+};
 use crate::error::Error;
 use crate::hook::{self, dry_run};
-use clap::{Args, Parser, Subcommand};
+use clap::{Args, CommandFactory, Parser, Subcommand};
 use std::io::{ErrorKind, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -18,9 +20,10 @@ use std::process::ExitCode;
     name = "taskie",
     version,
     after_help = "\
-The plan is .taskie/plans/<plan-id>/, found from the current directory upwards. Without
---plan (or TASKIE_PLAN) the plan this session is bound to is used (a command binds the
-session to the plan it acted on), else the plan whose files changed last.
+The plan is .taskie/plans/<plan-id>/, found from the current directory upwards. Which plan:
+--plan (-p), else TASKIE_PLAN, else the plan this session is bound to (a command binds the
+session to the plan it acted on), else the plan whose files changed last. `taskie plans`
+lists them all.
 
 Usual flow: the agent runs `taskie continue-plan`, performs the /taskie:<action> it names,
 records it with `taskie mark <phase>`, and stops; the Stop hook runs the reviews.
@@ -31,6 +34,13 @@ After a hard stop the human decides: `taskie state set --plan <id> max_reviews=<
 Exit status: 0 success, 1 error (one line on stderr), 2 usage error."
 )]
 pub struct Cli {
+    /// Run as if taskie had been started in DIR.
+    #[arg(short = 'C', long = "directory", value_name = "DIR", global = true)]
+    pub directory: Option<PathBuf>,
+    /// When to colour the output: auto (on a terminal, unless NO_COLOR is set), always or
+    /// never.
+    #[arg(long, value_name = "WHEN", value_enum, default_value_t, global = true)]
+    pub color: crate::paint::Choice,
     #[command(subcommand)]
     pub command: Command,
 }
@@ -57,17 +67,34 @@ pub enum Command {
     /// Run the plan's tasks unattended: one agent session per ready task in a git worktree
     /// of its own, each gated by the hook, merged when its review passed (docs/run.md).
     Run(RunArgs),
+    /// List every plan of the project: phase, whether it is paused or hard-stopped, which
+    /// session works on it, when it last changed.
+    Plans(JsonArg),
     /// Run the Stop hook, exactly as taskie-hook does.
     Hook(HookArgs),
     /// Print where the native taskie-hook is, to register the hook by hand (no Node per stop).
     HookPath,
+    /// Print the shell completion script for SHELL (docs/commands.md says where it goes).
+    Completions {
+        /// bash, elvish, fish, powershell or zsh.
+        #[arg(value_name = "SHELL")]
+        shell: clap_complete::Shell,
+    },
 }
 
 #[derive(Debug, Clone, Default, Args)]
 pub struct PlanArg {
-    /// The plan to act on (default: TASKIE_PLAN, else the most recently modified plan).
-    #[arg(long, value_name = "ID", value_parser = plan_id)]
+    /// The plan to act on (default: TASKIE_PLAN, else the plan this session is bound to,
+    /// else the most recently modified plan).
+    #[arg(short, long, value_name = "ID", value_parser = plan_id)]
     pub plan: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, Args)]
+pub struct JsonArg {
+    /// Print JSON instead of text.
+    #[arg(long)]
+    pub json: bool,
 }
 
 #[derive(Debug, Clone, Default, Args)]
@@ -91,6 +118,7 @@ impl Command {
             "validate" => Command::Validate(PlanArg::default()),
             "advance" => Command::Advance(PlanArg::default()),
             "resume" => Command::Resume(PlanArg::default()),
+            "plans" => Command::Plans(JsonArg::default()),
             _ => return None,
         })
     }
@@ -252,7 +280,7 @@ pub struct HookArgs {
     pub cwd: Option<PathBuf>,
     /// The plan to act on (also TASKIE_PLAN), instead of the one this session is bound to,
     /// else the most recently modified one.
-    #[arg(long, value_name = "ID")]
+    #[arg(short, long, value_name = "ID")]
     pub plan: Option<String>,
     /// With --dry-run: print the report as one JSON object.
     #[arg(long, requires = "dry_run")]
@@ -332,7 +360,11 @@ pub fn main() -> ExitCode {
     guardian_role();
     let args: Vec<std::ffi::OsString> = std::env::args_os().collect();
     let bare = match args.as_slice() {
-        [_, name] => Command::bare(name).map(|command| Cli { command }),
+        [_, name] => Command::bare(name).map(|command| Cli {
+            directory: None,
+            color: Default::default(),
+            command,
+        }),
         _ => None,
     };
     let cli = match bare.map_or_else(|| Cli::try_parse_from(&args), Ok) {
@@ -342,13 +374,32 @@ pub fn main() -> ExitCode {
             return ExitCode::from(if e.use_stderr() { 2 } else { 0 });
         }
     };
+    // As `git -C`: everything after this runs as if started in DIR.
+    if let Some(dir) = &cli.directory
+        && let Err(e) = std::env::set_current_dir(dir)
+    {
+        eprintln!(
+            "taskie: -C {}: cannot change to that directory ({e})",
+            dir.display()
+        );
+        return ExitCode::from(2);
+    }
     if let Command::Hook(args) = &cli.command {
         run_hook(args);
         return ExitCode::SUCCESS;
     }
-
+    if let Command::Completions { shell } = cli.command {
+        // Into memory first: clap_complete panics on a write error (`… | head`).
+        let mut script = Vec::new();
+        clap_complete::generate(shell, &mut Cli::command(), "taskie", &mut script);
+        let _ = std::io::stdout().lock().write_all(&script);
+        return ExitCode::SUCCESS;
+    }
     let mut stdout = std::io::stdout().lock();
-    let result = Invocation::from_env().and_then(|inv| dispatch(cli.command, &inv, &mut stdout));
+    let result = Invocation::from_env().and_then(|mut inv| {
+        inv.color = cli.color;
+        dispatch(cli.command, &inv, &mut stdout)
+    });
     let _ = stdout.flush();
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -418,6 +469,7 @@ fn dispatch(command: Command, inv: &Invocation, out: &mut dyn Write) -> Result<(
             },
             out,
         ),
+        Command::Plans(j) => plans::run(inv, j.json, out),
         Command::Hook(args) => {
             run_hook(&args);
             Ok(())
@@ -427,13 +479,14 @@ fn dispatch(command: Command, inv: &Invocation, out: &mut dyn Write) -> Result<(
             writeln!(out, "{}", path.display())?;
             Ok(())
         }
+        // Answered in `main` before any project is looked for.
+        Command::Completions { .. } => Ok(()),
     }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use clap::CommandFactory;
 
     #[test]
     fn command_lines_are_well_formed() {
@@ -462,7 +515,14 @@ mod tests {
         }
         assert_eq!(
             bare,
-            ["continue-plan", "status", "validate", "advance", "resume"]
+            [
+                "continue-plan",
+                "status",
+                "validate",
+                "advance",
+                "resume",
+                "plans"
+            ]
         );
         assert!(Command::bare("status --json".as_ref()).is_none());
     }

@@ -11,6 +11,17 @@ fn colour(no_color: bool, term: Option<&str>, terminal: bool) -> bool {
     terminal && !no_color && term != Some("dumb")
 }
 
+/// `--color`: when to colour.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, clap::ValueEnum)]
+pub enum Choice {
+    // On a terminal, unless `NO_COLOR` is set or `TERM=dumb`. (No doc comment: clap would
+    // turn the one-line option help into a list of values.)
+    #[default]
+    Auto,
+    Always,
+    Never,
+}
+
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Paint {
     on: bool,
@@ -30,6 +41,15 @@ impl Paint {
             Var::Term.get().as_deref(),
             std::io::stdout().is_terminal(),
         ))
+    }
+
+    /// `--color`: `auto` detects, the others decide.
+    pub fn choose(choice: Choice) -> Paint {
+        match choice {
+            Choice::Auto => Paint::detect(),
+            Choice::Always => Paint::new(true),
+            Choice::Never => Paint::new(false),
+        }
     }
 
     fn sgr(&self, code: &str, text: &str) -> String {

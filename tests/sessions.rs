@@ -241,8 +241,9 @@ fn commands_never_hide_a_plan_bound_to_another_session() {
         String::from_utf8_lossy(&out.stdout)
     );
     assert!(
-        stderr.contains("plan a is also bound to session s-old"),
-        "{stderr}"
+        stderr.contains("plan a is also bound to session s-old")
+            && stderr.contains("that session's stops review this plan too"),
+        "the note says why it matters: {stderr}"
     );
     assert!(
         p.root().join(".taskie/sessions/s-new.json").is_file(),

@@ -47,15 +47,29 @@ pub fn run(
     for (field, text) in options {
         state.set_from_text(field, text).map_err(Error::Usage)?;
     }
+    let write_first = |path: &str| {
+        Error::Refused(format!(
+            "{path} does not exist: write the plan there first (the agent does it with /taskie:new-plan), then \
+             run `taskie init {plan}`"
+        ))
+    };
+    // No .taskie anywhere above: the plan would start here.
+    let project = inv.project().map_err(|e| match e {
+        Error::NoProject(dir) => write_first(
+            &dir.join(".taskie/plans")
+                .join(plan)
+                .join("plan.md")
+                .display()
+                .to_string(),
+        ),
+        e => e,
+    })?;
     let target = Target {
-        project: inv.project()?,
+        project,
         plan: plan.into(),
     };
     if !target.dir().join("plan.md").is_file() {
-        return Err(Error::Refused(format!(
-            "{} does not exist; write the plan first (/taskie:new-plan), then run `taskie init {plan}`",
-            target.rel("plan.md")
-        )));
+        return Err(write_first(&target.rel("plan.md")));
     }
     let held = target.lock()?;
     // symlink_metadata: even a dangling link is something --force must be asked to replace.
@@ -99,6 +113,8 @@ pub fn run(
                 _ => format!("`taskie status --plan {plan}` says how to resolve it."),
             }
         )
+    } else if inv.person {
+        "The hook runs plan-review #1 at the agent's next stop.".to_string()
     } else {
         "Stop now: the hook runs plan-review #1 when you end your turn.".to_string()
     };

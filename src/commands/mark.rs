@@ -395,13 +395,13 @@ pub fn run(
     match (mark.takes_task(), task) {
         (true, None) => {
             return Err(Error::Usage(format!(
-                "taskie mark {} needs the task: add --task <N>",
+                "`mark {}` needs the task: add --task <N>",
                 mark.name()
             )));
         }
         (false, Some(_)) => {
             return Err(Error::Usage(format!(
-                "taskie mark {} takes no --task (only complete-task, complete-task-tdd, next-task, next-task-tdd \
+                "`mark {}` takes no --task (only complete-task, complete-task-tdd, next-task, next-task-tdd \
                  and add-task do)",
                 mark.name()
             )));

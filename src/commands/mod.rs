@@ -17,6 +17,7 @@ pub mod continue_plan;
 pub mod hook_path;
 pub mod init;
 pub mod mark;
+pub mod plans;
 pub mod resume;
 pub mod run;
 pub mod state;
@@ -32,6 +33,11 @@ pub struct Invocation {
     pub env_plan: Option<String>,
     /// The Claude Code session the command runs in (`CLAUDE_CODE_SESSION_ID`, SPEC §17).
     pub session: Option<SessionId>,
+    /// `--color`.
+    pub color: crate::paint::Choice,
+    /// A person at a terminal, not an agent: no session id and stdout a terminal. What
+    /// is said to the agent ("stop now") is not said to them.
+    pub person: bool,
 }
 
 impl Invocation {
@@ -42,6 +48,9 @@ impl Invocation {
             cwd,
             env_plan: crate::env::Var::Plan.get(),
             session: SessionId::from_env(),
+            color: Default::default(),
+            person: std::io::IsTerminal::is_terminal(&std::io::stdout())
+                && SessionId::from_env().is_none(),
         })
     }
 

@@ -761,7 +761,7 @@ pub fn run(
         let text = serde_json::to_string_pretty(&report).map_err(std::io::Error::other)?;
         writeln!(out, "{text}")?;
     } else {
-        write!(out, "{}", human(&report, &Paint::detect()))?;
+        write!(out, "{}", human(&report, &Paint::choose(inv.color)))?;
         if let Some(run) = &report.run {
             writeln!(out, "\n{}", crate::model::run::view::lines(run).join("\n"))?;
         }

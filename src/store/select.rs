@@ -158,8 +158,12 @@ pub fn select(
         && let Some(id) = best.as_ref()
         && let Some(h) = held.get(id)
     {
+        // Said because it matters to whoever runs the command: an agent session is at
+        // work on this plan, so its next stop may run a review of what this command
+        // changes (or reads).
         warn(format!(
-            "plan {id} is also bound to session {} (used {} ago)",
+            "note: plan {id} is also bound to session {}, active {} ago: that session's stops review this plan \
+             too (one at a time, under the plan lock)",
             h.session,
             ago(h.ago)
         ));
