@@ -34,6 +34,8 @@ mod docs_examples;
 mod faults;
 #[path = "../findings.rs"]
 mod findings;
+#[path = "../front_door.rs"]
+mod front_door;
 #[path = "../hook.rs"]
 mod hook;
 #[path = "../hosts.rs"]
