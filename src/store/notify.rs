@@ -5,6 +5,7 @@
 //! notifier that fails or hangs is logged, never fails the stop or the run.
 
 use crate::env::Var;
+use crate::model::run::journal::{Entry, Outcome};
 use crate::store::event_log::{Branch, Record};
 use serde::{Deserialize, Serialize};
 use std::io::{self, Write};
@@ -129,6 +130,48 @@ pub fn for_stop(rec: &Record, project: &Path) -> Option<Notification> {
     n.review = rec.review.map(str::to_owned);
     n.iteration = rec.iteration;
     n.paused_until = rec.paused_until.clone();
+    Some(n)
+}
+
+/// The notification a journal entry of `taskie run` calls for (SPEC §23, §24): a blocked
+/// task, a conflict, and the end of the run. Entries replayed by `--resume` are not
+/// recorded again, so each is sent once.
+pub fn for_run_entry(entry: &Entry, plan: &str, run: &str, project: &Path) -> Option<Notification> {
+    let (event, task, text) = match entry {
+        Entry::Blocked { task, reason } => (
+            Kind::TaskBlocked,
+            Some(task),
+            format!("Taskie run {run}: task {task} is blocked: {reason}"),
+        ),
+        Entry::Conflict { task, files } => (
+            Kind::Conflict,
+            Some(task),
+            format!(
+                "Taskie run {run}: task {task} conflicts with the integration branch in {}",
+                files.join(", ")
+            ),
+        ),
+        Entry::End {
+            outcome: Outcome::Done,
+        } => (
+            Kind::RunDone,
+            None,
+            format!("Taskie run {run}: plan '{plan}' is done; every task merged and reviewed"),
+        ),
+        Entry::End {
+            outcome: Outcome::Partial,
+        } => (
+            Kind::RunPartial,
+            None,
+            format!(
+                "Taskie run {run}: plan '{plan}' ended partial; `taskie status` says what is left"
+            ),
+        ),
+        _ => return None,
+    };
+    let mut n = Notification::new(event, plan, project, text);
+    n.run = Some(run.to_owned());
+    n.task = task.and_then(|t| t.parse().ok());
     Some(n)
 }
 
@@ -355,6 +398,34 @@ mod tests {
         ] {
             assert_eq!(kind(&rec(b)), None, "{b:?}");
         }
+    }
+
+    #[test]
+    fn a_runs_blocked_task_conflict_and_end_are_notified_and_nothing_else() {
+        let n = |e: &Entry| for_run_entry(e, "p", "r1", Path::new("/x")).map(|n| (n.event, n.task));
+        let blocked = Entry::Blocked {
+            task: "2".into(),
+            reason: "hard stop".into(),
+        };
+        assert_eq!(n(&blocked), Some((Kind::TaskBlocked, Some(2))));
+        let conflict = Entry::Conflict {
+            task: "3".into(),
+            files: vec!["a.rs".into()],
+        };
+        assert_eq!(n(&conflict), Some((Kind::Conflict, Some(3))));
+        let done = Entry::End {
+            outcome: Outcome::Done,
+        };
+        assert_eq!(n(&done), Some((Kind::RunDone, None)));
+        let partial = Entry::End {
+            outcome: Outcome::Partial,
+        };
+        assert_eq!(n(&partial), Some((Kind::RunPartial, None)));
+        let merged = Entry::Merged {
+            task: "1".into(),
+            commit: "abc".into(),
+        };
+        assert_eq!(n(&merged), None);
     }
 
     #[test]

@@ -81,6 +81,10 @@ impl Context {
             )
         })?;
         state.apply(&entry);
+        let root = &self.project.root;
+        if let Some(n) = crate::store::notify::for_run_entry(&entry, &self.plan, &self.run, root) {
+            crate::store::notify::send(&n, &self.project.logs());
+        }
         Ok(())
     }
 
