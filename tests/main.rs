@@ -32,3 +32,4 @@ mod sessions;
 mod snapshots;
 mod texts;
 mod workflow;
+mod worktree;

@@ -27,7 +27,8 @@ fn the_reviewer_gets_exactly_the_documented_arguments_environment_and_directory(
             "--json-schema",
             &taskie::reviewer::result::answer_schema(false),
             // No permission bypass: Claude Code refuses it to root (SPEC §8).
-            "--allowedTools=Bash,Read,Write,Edit,Grep,Glob",
+            // Its file-editing tools are scoped to its review file (SPEC §8).
+            "--allowedTools=Bash,Read,Grep,Glob,Edit(.taskie/plans/p/plan-review-1.md)",
             "--settings",
             r#"{"disableAllHooks":true}"#,
         ]

@@ -169,6 +169,33 @@ pub fn unanswered(post: &Option<String>, ids: &[String]) -> String {
     )
 }
 
+/// Appended to the answer when the reviewer changed files of the project (SPEC §8): which,
+/// what that means for the verdict, and what the agent should check. `None` when nothing
+/// changed. Nothing is reverted: another session may be working in the same checkout.
+pub fn worktree(report: &crate::model::worktree::Report) -> Option<String> {
+    if report.changed.is_empty() {
+        return None;
+    }
+    let diff = report
+        .diff
+        .as_deref()
+        .map(|d| format!(" (diff: {d})"))
+        .unwrap_or_default();
+    Some(if report.voided {
+        format!(
+            "While the review ran, files of the project changed: {}{diff}. A change to a file git \
+             tracks voids the review: its verdict is not counted. Nothing was reverted: check each change, keep or undo it, then stop again.",
+            report.files()
+        )
+    } else {
+        format!(
+            "While the review ran, untracked files appeared or changed: {}{diff}. The verdict stands; \
+             check whether they are build or test outputs to delete or to ignore in .gitignore.",
+            report.files()
+        )
+    })
+}
+
 /// Appended to the answer after a failover (SPEC §22): who reviewed, who could not and
 /// why. Empty when there was none.
 pub fn failover_note(failover: &crate::model::cycle::Failover) -> String {

@@ -397,7 +397,7 @@ fn run_plan(
             if ledger != read {
                 write_findings(&dir, &ledger);
             }
-            let mut run = reviewer::review(project, &facts, &due, &config, &start);
+            let (mut run, worktree) = reviewer::review(project, &facts, &due, &config, &start);
             lock.clear();
             if let Reviewed::Verdict {
                 findings, verified, ..
@@ -425,6 +425,11 @@ fn run_plan(
                     .answer
                     .with_note(&message::unanswered(&due.post_file_before(), &unanswered));
             }
+            // SPEC §8: what the reviewer changed in the work is named, whatever the verdict.
+            if let Some(note) = message::worktree(&worktree) {
+                outcome.answer = outcome.answer.with_note(&note);
+            }
+            outcome.record.worktree = worktree.says_something().then_some(worktree);
             // SPEC §5 step 18: the review file is on disk before the state that points to
             // it (state.json's own write waits for this sync before its rename, then makes
             // both directory entries durable). The only fsyncs of a review: this one and

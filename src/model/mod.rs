@@ -22,3 +22,4 @@ pub mod tasks;
 pub mod text;
 pub mod validate;
 pub mod verdict;
+pub mod worktree;

@@ -18,19 +18,26 @@ use std::path::Path;
 
 /// What a claude reviewer may do without asking (it cannot ask: it runs with `--print`):
 /// read and search the project, run commands such as `git diff`, and write its review
-/// file. An allow-list instead of a permission bypass, which Claude Code refuses to root
-/// (SPEC §8). One `=` argument, because the option takes a list and would swallow the
-/// prompt.
-pub const ALLOWED_TOOLS: &str = "--allowedTools=Bash,Read,Write,Edit,Grep,Glob";
-/// The exact arguments of SPEC §8. The prompt goes on stdin: `--print` without a prompt
-/// argument reads it there.
-pub fn args(model: &str) -> Vec<OsString> {
-    args_with_budget(model, None)
+/// file (`review_rel`, relative to the project, its working directory) — no other file.
+/// Claude Code honours only `Edit(<path>)` as a file-path rule, and it covers every
+/// file-editing tool (a `Write(<path>)` rule is ignored); a bare `Edit` or `Write` would
+/// let the reviewer change the work it judges (SPEC §8). An allow-list instead of a
+/// permission bypass, which Claude Code refuses to root. One `=` argument, because the
+/// option takes a list.
+pub fn allowed_tools(review_rel: &str) -> String {
+    format!("--allowedTools=Bash,Read,Grep,Glob,Edit({review_rel})")
+}
+
+/// The exact arguments of SPEC §8, for a reviewer writing `review_rel`. The prompt goes
+/// on stdin: `--print` without a prompt argument reads it there.
+pub fn args(model: &str, review_rel: &str) -> Vec<OsString> {
+    args_with_budget(model, None, review_rel)
 }
 
 /// [`args`], with `--max-budget-usd` when the plan has a budget (SPEC §18).
-pub fn args_with_budget(model: &str, budget: Option<f64>) -> Vec<OsString> {
+pub fn args_with_budget(model: &str, budget: Option<f64>, review_rel: &str) -> Vec<OsString> {
     let schema = result::answer_schema(false);
+    let tools = allowed_tools(review_rel);
     let budget = budget.map(spend::dollars);
     let budget_args = budget
         .as_deref()
@@ -45,7 +52,7 @@ pub fn args_with_budget(model: &str, budget: Option<f64>) -> Vec<OsString> {
         "json",
         "--json-schema",
         schema.as_str(),
-        ALLOWED_TOOLS,
+        tools.as_str(),
         "--settings",
         r#"{"disableAllHooks":true}"#,
     ];
@@ -77,7 +84,7 @@ pub fn attempt(job: &kinds::Job, review_path: &Path, review_rel: &str) -> kinds:
     let prompt = prompt::build_for(&project.root, f, due, prompt::Delivery::File(review_rel));
     let spec = job.spec(
         &config.program,
-        args_with_budget(&job.reviewer.model, job.budget),
+        args_with_budget(&job.reviewer.model, job.budget, review_rel),
         &prompt,
     );
     job.start();
@@ -254,11 +261,11 @@ mod tests {
 
     #[test]
     fn a_budget_adds_max_budget_usd_at_the_end() {
-        let a: Vec<String> = args_with_budget("opus", Some(0.75000000001))
+        let a: Vec<String> = args_with_budget("opus", Some(0.75000000001), "r.md")
             .into_iter()
             .map(|s| s.into_string().unwrap())
             .collect();
-        let plain: Vec<String> = args("opus")
+        let plain: Vec<String> = args("opus", "r.md")
             .into_iter()
             .map(|s| s.into_string().unwrap())
             .collect();
@@ -268,7 +275,7 @@ mod tests {
 
     #[test]
     fn arguments_are_exactly_the_documented_ones() {
-        let a: Vec<String> = args("opus")
+        let a: Vec<String> = args("opus", ".taskie/plans/p/plan-review-1.md")
             .into_iter()
             .map(|s| s.into_string().unwrap())
             .collect();
@@ -282,7 +289,8 @@ mod tests {
                 "json",
                 "--json-schema",
                 &result::answer_schema(false),
-                "--allowedTools=Bash,Read,Write,Edit,Grep,Glob",
+                // No bare Edit or Write: only the review file may be edited.
+                "--allowedTools=Bash,Read,Grep,Glob,Edit(.taskie/plans/p/plan-review-1.md)",
                 "--settings",
                 r#"{"disableAllHooks":true}"#,
             ]

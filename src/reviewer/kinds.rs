@@ -152,6 +152,7 @@ impl Job<'_> {
             // On stdin, never as an argument: an argument is limited in size (128 KiB on
             // Linux) and cannot hold a NUL, and the prompt grows with the ledger.
             stdin: prompt.as_bytes().to_vec(),
+            label: "reviewer",
             timeout: self.config.timeout,
             stdout_limit: STDOUT_LIMIT,
             stderr_limit: STDERR_LIMIT,

@@ -9,6 +9,7 @@ use crate::model::cycle::{Due, Failover, Reviewed, Unavailable};
 use crate::model::facts::Facts;
 use crate::model::reviewers::{Kind, Reviewer};
 use crate::model::spend::Spend;
+use crate::model::worktree::Report;
 use crate::store::atomic;
 use crate::store::project::Project;
 
@@ -25,6 +26,7 @@ pub mod panel;
 pub mod process;
 pub mod prompt;
 pub mod result;
+pub mod worktree_check;
 
 pub use config::{Config, program_var};
 pub use error::ReviewerError;
@@ -60,8 +62,52 @@ pub fn start(project: &Project, f: &Facts, due: &Due) -> Start {
     }
 }
 
-/// Runs review `due` and reads its verdict. The caller holds the plan lock.
-pub fn review(project: &Project, f: &Facts, due: &Due, config: &Config, run: &Start) -> Run {
+/// Runs review `due` and reads its verdict, and checks that the reviewer changed no file
+/// of the work it reviewed (SPEC §8): a change to a tracked file voids the verdict (the
+/// attempt is unavailable, SPEC §22); every change is named in the review file's header
+/// and in the report, for the answer and the event. The caller holds the plan lock.
+pub fn review(
+    project: &Project,
+    f: &Facts,
+    due: &Due,
+    config: &Config,
+    run: &Start,
+) -> (Run, Report) {
+    let before = worktree_check::note(project);
+    let mut done = review_once(project, f, due, config, run);
+    let diff = project.logs().join(format!(
+        "worktree-{}-{}-{}-{}.diff",
+        f.plan, due.review, due.iteration, run.stamp
+    ));
+    let report = worktree_check::compare(project, before, &diff);
+    if report.changed.is_empty() {
+        return (done, report);
+    }
+    let review_path = project.plan_dir(f.plan).join(&due.review_file);
+    if review_path.exists() {
+        let body = log::read_bounded(&review_path).unwrap_or_default();
+        let text = format!("> Worktree: {}\n\n{body}", report.header());
+        if let Err(e) = atomic::replace(&review_path, text.as_bytes()) {
+            eprintln!("taskie-hook: could not write the review file's header: {e}");
+        }
+    }
+    if report.voided && matches!(done.reviewed, Reviewed::Verdict { .. }) {
+        done.reviewed = Reviewed::Failed {
+            reason: report.void_reason(),
+            log: report
+                .diff
+                .clone()
+                .unwrap_or_else(|| project.relative(&run.log)),
+            exit: Some(0),
+        };
+        // Unavailable never counts as a review (SPEC §22).
+        done.reviews = 0;
+    }
+    (done, report)
+}
+
+/// One run of review `due`: its reviewer, or the panel, with failover.
+fn review_once(project: &Project, f: &Facts, due: &Due, config: &Config, run: &Start) -> Run {
     let plan_dir = project.plan_dir(f.plan);
     let review_path = plan_dir.join(&due.review_file);
     // A review file already there was left by an interrupted run: keep it, but out of
@@ -321,7 +367,7 @@ pub fn command_line(
     let review_rel = f.rel(&due.review_file);
     let (args, delivery) = match reviewer.kind {
         Kind::Claude => (
-            claude::args_with_budget(&reviewer.model, claude::budget(due)),
+            claude::args_with_budget(&reviewer.model, claude::budget(due), &review_rel),
             prompt::Delivery::File(&review_rel),
         ),
         Kind::Codex => (

@@ -65,6 +65,9 @@ pub struct Spec {
     pub env_remove: Vec<OsString>,
     /// What the program reads on stdin, then end of file; empty: `/dev/null`.
     pub stdin: Vec<u8>,
+    /// What runs, as the test pause points name it: `reviewer`, or `git` for the hook's
+    /// own git calls around a review.
+    pub label: &'static str,
     pub timeout: Duration,
     /// Bytes of stdout kept; the rest is read and discarded.
     pub stdout_limit: usize,
@@ -142,14 +145,14 @@ fn run_watched(spec: &Spec, watch: Watch) -> io::Result<Captured> {
     // its group, so there is no instant at which a reviewer could be left behind.
     let guardian = spec.guardian.as_ref().and_then(Guardian::start);
     let guarded = guardian.as_ref().and_then(Guardian::group);
-    crate::store::atomic::pause_point("after-guardian-start", std::path::Path::new("reviewer"));
+    crate::store::atomic::pause_point("after-guardian-start", std::path::Path::new(spec.label));
     let mut child = match spawn(spec, guarded) {
         Ok(child) => child,
         // The guardian died before the reviewer could join its group: run unguarded.
         Err(_) if guarded.is_some() => spawn(spec, None)?,
         Err(e) => return Err(e),
     };
-    crate::store::atomic::pause_point("after-reviewer-spawn", std::path::Path::new("reviewer"));
+    crate::store::atomic::pause_point("after-reviewer-spawn", std::path::Path::new(spec.label));
     // The deadline starts before anything can wait.
     let deadline = Instant::now().checked_add(spec.timeout);
     let pid = child.id();
@@ -744,6 +747,7 @@ mod tests {
             env_remove: vec![],
             env: vec![],
             stdin: vec![],
+            label: "reviewer",
             timeout: Duration::from_secs(20),
             stdout_limit: MIB,
             stderr_limit: MIB,

@@ -84,6 +84,9 @@ pub struct Record {
     /// The stop that paused the plan: until when (RFC 3339, UTC; SPEC §22).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub paused_until: Option<String>,
+    /// What the reviewer changed in the project, or why that could not be checked (SPEC §8).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub worktree: Option<crate::model::worktree::Report>,
 }
 
 /// One reviewer of a panel, as logged.

@@ -164,6 +164,65 @@ fn the_real_claude_reads_a_long_prompt_whole_on_stdin() {
     crate::support::assert_prompt_reached_the_model(&crate::support::logged_prompt(&p), &bodies);
 }
 
+/// SPEC §8: the reviewer's file-editing tools reach its review file and nothing else.
+/// The scripted model first writes another file of the project, then its review file;
+/// the real CLI (as root here, like unattended agents in containers) denies the first
+/// and allows the second.
+#[test]
+fn the_real_claude_reviewer_may_write_its_review_file_and_no_other() {
+    let p = Project::new().plan("p").state(due("plan-review"));
+    let home = tempfile::tempdir().unwrap();
+    let outside = p.root().join("src.txt");
+    let review = p.plan_dir().join("plan-review-1.md");
+    let (o, r) = (outside.clone(), review.clone());
+    let api = FakeApi::start(move |req| match req.assistant_turns() {
+        0 => Reply::tool(
+            "Write",
+            json!({"file_path": o, "content": "changed by the reviewer\n"}),
+        ),
+        1 => Reply::tool(
+            "Write",
+            json!({"file_path": r, "content": "# Review\n\n- Step 2 has no test\n\nVERDICT: FAIL\n"}),
+        ),
+        2 => Reply::tool(
+            "StructuredOutput",
+            json!({"verdict": "FAIL", "summary": "Wrote the review.", "findings": ["Step 2 has no test"]}),
+        ),
+        _ => Reply::text("Done."),
+    });
+    let run = hook_stop(&p, &api, home.path());
+    assert!(run.reason().contains("Verdict: FAIL"), "{}", run.stdout);
+    assert!(
+        !outside.exists(),
+        "the write outside the review file was denied"
+    );
+    assert!(
+        std::fs::read_to_string(&review)
+            .unwrap()
+            .contains("- Step 2 has no test\n\nVERDICT: FAIL"),
+        "the review file was written by the reviewer itself"
+    );
+    let last = api
+        .requests()
+        .into_iter()
+        .filter_map(|r| r.messages)
+        .next_back()
+        .unwrap();
+    let results = last.tool_results();
+    assert!(
+        results[0].is_error && results[0].text.to_lowercase().contains("permission"),
+        "denied in the CLI's words: {:?}",
+        results[0]
+    );
+    assert!(!results[1].is_error, "allowed: {:?}", results[1]);
+    let first = api.requests().into_iter().find_map(|r| r.messages).unwrap();
+    assert!(
+        first.has_tool("Bash") && first.has_tool("Read"),
+        "{:?}",
+        first.tool_names()
+    );
+}
+
 #[test]
 fn an_api_outage_fails_the_review_within_a_few_attempts_in_the_clis_words() {
     let p = Project::new().plan("p").state(due("plan-review"));

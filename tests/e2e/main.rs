@@ -66,3 +66,5 @@ mod snapshots;
 mod texts;
 #[path = "../workflow.rs"]
 mod workflow;
+#[path = "../worktree.rs"]
+mod worktree;
