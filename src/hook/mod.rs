@@ -350,6 +350,9 @@ fn run_plan(
         Step::Review(due) => {
             if let Some(task) = run_task {
                 *reviewed = task.commit_before_review(project, due.iteration);
+                // Named before the review runs: a session killed before this stop's own
+                // heartbeat still tells the driver which commit its last review saw.
+                task.reviewing(project, event.session_id.as_deref(), reviewed.clone());
             }
             if let Err(e) = project::create_runtime_dir(&logs) {
                 return internal(format!("cannot create {}: {e}", logs.display()));

@@ -10,7 +10,7 @@ use crate::model::phase::Review;
 use crate::store::event_log::Record;
 use crate::store::git::Git;
 use crate::store::project::Project;
-use crate::store::run::{self, GateMark, Heartbeat};
+use crate::store::run::{self, GateMark, Heartbeat, REVIEWING};
 
 /// The run and the task a session works on.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -70,6 +70,22 @@ impl RunTask {
         git.commit_of("HEAD").ok()
     }
 
+    /// Records that a review of `commit` starts now.
+    pub fn reviewing(&self, project: &Project, session: Option<&str>, commit: Option<String>) {
+        self.write_beat(
+            project,
+            Heartbeat {
+                ts: crate::clock::Utc::now().rfc3339(),
+                session: session.map(str::to_string),
+                path: REVIEWING.into(),
+                review: None,
+                iteration: None,
+                verdict: None,
+                commit,
+            },
+        );
+    }
+
     /// Records this stop in the gate: the driver merges nothing without it.
     pub fn heartbeat(
         &self,
@@ -87,6 +103,10 @@ impl RunTask {
             verdict: record.and_then(|r| r.verdict).map(str::to_string),
             commit,
         };
+        self.write_beat(project, beat);
+    }
+
+    fn write_beat(&self, project: &Project, beat: Heartbeat) {
         if let Err(e) = run::beat(&project.taskie(), &beat) {
             eprintln!("taskie-hook: could not record the run's heartbeat: {e}");
         }

@@ -120,6 +120,9 @@ pub struct GateMark {
     pub task: String,
 }
 
+/// The `path` of the heartbeat a run session's hook writes when a review starts.
+pub const REVIEWING: &str = "reviewing";
+
 /// One stop of a run session, as its hook saw it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Heartbeat {

@@ -117,6 +117,9 @@ pub fn tasks(ctx: &Context, state: &mut RunState) -> Result<()> {
                 Lane::Running { base, .. } => base.clone(),
                 _ => continue,
             };
+            // The cut-off session's agent may still be running: stopped first, so what it
+            // left is final when judged.
+            session::stop_leftover(&ctx.gate(&task));
             match judge(ctx, &task, &base, &Ok(0), &[]) {
                 e @ Entry::Reviewed { .. } => ctx.record(state, e)?,
                 _ => start(state, &task, &mut live)?,

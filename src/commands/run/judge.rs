@@ -97,12 +97,9 @@ pub fn judge(
         };
         return blocked(format!("{why}; the branch {} is kept", ctx.branch(task)));
     }
-    let Some(commit) = beats
-        .iter()
-        .rev()
-        .find(|b| b.path == "advanced")
-        .and_then(|b| b.commit.clone())
-    else {
+    // The commit of the last review that started: the one that passed the cycle (no
+    // review of this task runs after it), even if its stop's own heartbeat was cut off.
+    let Some(commit) = beats.iter().rev().find_map(|b| b.commit.clone()) else {
         return blocked("its review passed but no heartbeat names the reviewed commit".into());
     };
     match ctx.checkout.changed_under(base, &commit, ".taskie") {

@@ -160,7 +160,7 @@ const AGENT_PID: &str = "agent.pid";
 
 /// Stops the process group of a session a killed driver left behind in this gate, so two
 /// sessions never work in one worktree.
-fn stop_leftover(gate: &Path) {
+pub fn stop_leftover(gate: &Path) {
     use rustix::process::{Pid, Signal, kill_process_group, test_kill_process_group};
     let Some(pid) = std::fs::read_to_string(gate.join(AGENT_PID))
         .ok()
