@@ -4,7 +4,7 @@
 use crate::commands::Invocation;
 use crate::commands::mark::Mark;
 use crate::commands::{
-    advance, continue_plan, init, mark, plans, resume, run, state, status, validate,
+    advance, continue_plan, init, mark, plans, push, resume, run, state, status, validate,
 };
 use crate::error::Error;
 use crate::hook::{self, dry_run};
@@ -70,6 +70,8 @@ pub enum Command {
     /// List every plan of the project: phase, whether it is paused or hard-stopped, which
     /// session works on it, when it last changed.
     Plans(JsonArg),
+    /// After a commit: push it, only if the user turned pushing on (TASKIE_PUSH=1).
+    Push,
     /// Run the Stop hook, exactly as taskie-hook does.
     Hook(HookArgs),
     /// Print where the native taskie-hook is, to register the hook by hand (no Node per stop).
@@ -470,6 +472,7 @@ fn dispatch(command: Command, inv: &Invocation, out: &mut dyn Write) -> Result<(
             out,
         ),
         Command::Plans(j) => plans::run(inv, j.json, out),
+        Command::Push => push::run(inv, out),
         Command::Hook(args) => {
             run_hook(&args);
             Ok(())

@@ -17,6 +17,8 @@ pub enum Var {
     Client,
     BlockCap,
     HookSkip,
+    /// Pushing is opt-in: `taskie push` pushes only when this is on.
+    Push,
     ClaudeProjectDir,
     ClaudeSessionId,
     CodexThreadId,
@@ -61,6 +63,7 @@ impl Var {
             Var::Client => "TASKIE_CLIENT",
             Var::BlockCap => "TASKIE_BLOCK_CAP",
             Var::HookSkip => "TASKIE_HOOK_SKIP",
+            Var::Push => "TASKIE_PUSH",
             Var::ClaudeProjectDir => "CLAUDE_PROJECT_DIR",
             Var::ClaudeSessionId => "CLAUDE_CODE_SESSION_ID",
             Var::CodexThreadId => "CODEX_THREAD_ID",
@@ -113,6 +116,7 @@ impl Var {
             Var::Term => "dumb: no colour",
             Var::XdgCacheHome => "where the version notice remembers sessions",
             Var::Home => "~/.cache when XDG_CACHE_HOME is unset",
+            Var::Push => "1 or true: `taskie push` pushes the agent's commits (off by default)",
             Var::Path => "where a reviewer program given by name is looked up",
             Var::Agent => {
                 "the agent program taskie run starts, called as the --agent CLI is (default: that CLI)"

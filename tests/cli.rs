@@ -605,6 +605,12 @@ fn a_misspelt_key_in_state_json_is_reported_not_ignored() {
         "{status}"
     );
     assert!(status.contains("did you mean \"max_reviews\"?"), "{status}");
+    // validate says it too, in the same words (one rule), and fails.
+    let validate = p.run_taskie(&["validate"]).fails_with(1).to_string();
+    assert!(
+        validate.contains("\"max_review\", which is not a field (did you mean \"max_reviews\"?)"),
+        "{validate}"
+    );
     let msg = p.stop().message();
     assert!(msg.contains("max_review"), "{msg}");
     assert_eq!(p.reviewer_calls(), 0);

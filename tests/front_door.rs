@@ -243,3 +243,191 @@ fn init_tells_the_agent_to_stop_and_a_person_at_a_terminal_what_happens_next() {
     );
     assert!(!text.contains("Stop now"), "{text}");
 }
+
+#[test]
+fn the_ledgers_hold_no_path_user_or_host_name_of_the_machine_that_wrote_them() {
+    // A review that fails with findings, costs money and is answered: both ledgers written.
+    let p = Project::new()
+        .plan("p")
+        .state(due("plan-review"))
+        .reviewer(&crate::support::Fake::fail());
+    assert!(p.stop().is_block());
+    std::fs::write(
+        p.plan_dir().join("plan-post-review-1.md"),
+        "F1: fixed — the plan says so now.\n",
+    )
+    .unwrap();
+    p.set_reviewer(&crate::support::Fake::pass());
+    p.stop();
+    let root = p.root().display().to_string();
+    let home = std::env::var("HOME").unwrap_or_default();
+    let user = std::env::var("USER").unwrap_or_default();
+    let host = std::fs::read_to_string("/etc/hostname").unwrap_or_default();
+    let mut read = 0;
+    for ledger in ["spend.json", "findings.json"] {
+        let Ok(text) = std::fs::read_to_string(p.plan_dir().join(ledger)) else {
+            continue;
+        };
+        read += 1;
+        for (what, value) in [
+            ("the project path", root.as_str()),
+            (
+                "the temporary directory",
+                p.root().parent().unwrap().to_str().unwrap(),
+            ),
+            ("HOME", home.as_str()),
+            ("the user", user.as_str()),
+            ("the host", host.trim()),
+        ] {
+            // Short values (a user "root") would match ordinary words; paths never do.
+            if value.len() >= 4 {
+                assert!(
+                    !text.contains(value),
+                    "{ledger} holds {what} ({value}):\n{text}"
+                );
+            }
+        }
+        assert!(
+            !text.contains("\"/"),
+            "{ledger} holds an absolute path:\n{text}"
+        );
+    }
+    assert_eq!(read, 2, "both ledgers were written");
+}
+
+fn git(dir: &std::path::Path, args: &[&str]) -> String {
+    let out = std::process::Command::new("git")
+        .current_dir(dir)
+        .args(args)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@example.com")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@example.com")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "git {args:?}: {out:?}");
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn taskie_push_pushes_only_when_the_user_turned_pushing_on() {
+    let p = Project::new().plan("p").state(due("plan-review"));
+    let remote = tempfile::tempdir().unwrap();
+    git(remote.path(), &["init", "-q", "--bare", "-b", "main"]);
+    git(&p.root(), &["init", "-q", "-b", "main"]);
+    // No remote yet: nothing to push to, said plainly.
+    let run = p
+        .taskie(&["push"])
+        .env("TASKIE_PUSH", "1")
+        .output()
+        .unwrap();
+    assert!(run.status.success(), "{run:?}");
+    assert!(
+        String::from_utf8_lossy(&run.stdout).contains("no remote"),
+        "{run:?}"
+    );
+    git(
+        &p.root(),
+        &["remote", "add", "origin", remote.path().to_str().unwrap()],
+    );
+    git(&p.root(), &["add", "-A"]);
+    git(&p.root(), &["commit", "-q", "-m", "p: plan"]);
+    git(&p.root(), &["push", "-q", "-u", "origin", "main"]);
+    git(
+        &p.root(),
+        &["commit", "-q", "--allow-empty", "-m", "p: tasks"],
+    );
+    let remote_head = || git(remote.path(), &["rev-parse", "main"]);
+    let before = remote_head();
+    // Off by default, and off for anything but a yes.
+    for value in [None, Some("0"), Some("false")] {
+        let mut cmd = p.taskie(&["push"]);
+        cmd.env_remove("TASKIE_PUSH");
+        if let Some(v) = value {
+            cmd.env("TASKIE_PUSH", v);
+        }
+        let out = cmd.output().unwrap();
+        let text = String::from_utf8_lossy(&out.stdout);
+        assert!(out.status.success(), "{out:?}");
+        assert!(
+            text.starts_with("Not pushed: pushing is off") && text.contains("TASKIE_PUSH=1"),
+            "{text}"
+        );
+        assert_eq!(remote_head(), before, "{value:?} pushed");
+    }
+    let out = p
+        .taskie(&["push"])
+        .env("TASKIE_PUSH", "1")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    assert_eq!(remote_head(), git(&p.root(), &["rev-parse", "main"]));
+}
+
+#[test]
+fn the_actions_push_only_through_taskie_push() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut committing = 0;
+    for e in std::fs::read_dir(root.join("actions")).unwrap().flatten() {
+        let text = std::fs::read_to_string(e.path()).unwrap();
+        let name = e.file_name().to_string_lossy().into_owned();
+        assert!(
+            !text.contains("remote is") && !text.contains("a remote\n"),
+            "{name} still pushes whenever a remote is configured"
+        );
+        if text.contains("**Commit**") || text.contains("Commit `") || text.contains("Commit the") {
+            committing += 1;
+            assert!(
+                text.contains("`taskie push`"),
+                "{name} commits without `taskie push`"
+            );
+        }
+    }
+    assert!(committing >= 10, "{committing} actions commit");
+    let rules = std::fs::read_to_string(root.join("actions/ground-rules.md")).unwrap();
+    assert!(
+        rules.contains("Never run `git push` yourself") && rules.contains("TASKIE_PUSH=1"),
+        "{rules}"
+    );
+}
+
+#[test]
+fn the_launchers_not_installed_message_names_routes_that_work_today() {
+    // A copy of the plugin's hooks with nothing installed anywhere it looks.
+    let tmp = tempfile::tempdir().unwrap();
+    let plugin = tmp.path().join("plugin");
+    std::fs::create_dir_all(plugin.join("hooks")).unwrap();
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    std::fs::copy(
+        root.join("hooks/taskie-stop-hook"),
+        plugin.join("hooks/taskie-stop-hook"),
+    )
+    .unwrap();
+    let home = tmp.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let out = std::process::Command::new("/bin/sh")
+        .arg(plugin.join("hooks/taskie-stop-hook"))
+        .env_clear()
+        .env("HOME", &home)
+        .env("PATH", "/usr/bin:/bin")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let answer: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let m = answer["systemMessage"].as_str().unwrap();
+    assert!(
+        m.starts_with("Taskie: taskie-hook is not installed."),
+        "{m}"
+    );
+    assert!(
+        m.contains("cargo install --locked --path <checkout>"),
+        "{m}"
+    );
+    assert!(m.contains("dist/npm/pack.sh"), "{m}");
+    assert!(
+        !m.contains("npm install -g taskie"),
+        "the registry has no such package: {m}"
+    );
+}

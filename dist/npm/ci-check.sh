@@ -130,8 +130,8 @@ p3=$tmp/p3
   "$main_tgz" >"$tmp/install3.log" 2>&1 || bad "npm install -g --offline of the main tarball alone" "$(cat "$tmp/install3.log")"
 out=$(cd "$tmp/work" && echo '{}' | "${clean_env[@]}" PATH="$p3/bin:$sys_path" taskie-hook 2>/dev/null) && rc=0 || rc=$?
 check "no platform package: taskie-hook still exits 0 as a hook" test "$rc" = 0
-check "no platform package: its answer is one systemMessage naming npm install -g taskie" \
-  node -e 'const a = JSON.parse(process.argv[1]); if (Object.keys(a).join() !== "systemMessage" || !a.systemMessage.includes("npm install -g taskie")) process.exit(1)' "$out"
+check "no platform package: its answer is one systemMessage naming the tarballs to reinstall, with one prefix" \
+  node -e 'const a = JSON.parse(process.argv[1]), m = a.systemMessage || ""; if (Object.keys(a).join() !== "systemMessage" || !m.includes("npm install -g ./taskie-") || !m.startsWith("Taskie: no ") || m.includes("Taskie: Taskie")) process.exit(1)' "$out"
 "${clean_env[@]}" PATH="$p3/bin:$sys_path" taskie --version >/dev/null 2>&1 && rc=0 || rc=$?
 check "no platform package: taskie exits 1 (rc $rc)" test "$rc" = 1
 
@@ -164,10 +164,10 @@ out=$(echo "$event" | env -i HOME="$tmp/nohome" PATH=$sys_path "$launcher" 2>/de
 check "launcher, nothing installed: exits 0 with one line (rc $rc)" test "$rc:$(printf '%s\n' "$out" | wc -l)" = "0:1"
 not_installed_message() {
   node -e 'const a = JSON.parse(process.argv[1]), m = a.systemMessage || "";
-    const n = m.indexOf("npm install -g taskie"), c = m.indexOf("cargo install --locked --path");
-    if (Object.keys(a).length !== 1 || n < 0 || c < n) process.exit(1)' "$1"
+    const c = m.indexOf("cargo install --locked --path"), n = m.indexOf("dist/npm/pack.sh");
+    if (Object.keys(a).length !== 1 || c < 0 || n < c || m.includes("npm install -g taskie")) process.exit(1)' "$1"
 }
-check "launcher, nothing installed: one systemMessage, npm command before cargo's ($out)" \
+check "launcher, nothing installed: one systemMessage, cargo first, then the tarballs ($out)" \
   not_installed_message "$out"
 out=$(echo "$event" | env -i HOME="$tmp/nohome" PATH="$tmp/empty" "$launcher" 2>/dev/null) || true
 check "launcher, nothing installed, empty PATH: the same message" not_installed_message "$out"

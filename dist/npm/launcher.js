@@ -29,12 +29,16 @@ function findBinary(name) {
 // The hook must never fail (Claude Code shows a non-zero exit as a hook error): as a hook
 // it answers with a message and exits 0; as a command it exits 1.
 function fail(name, why) {
+  // Said once with one prefix: "taskie-hook: …" on stderr, "Taskie: …" to the client. The
+  // reinstall names the tarballs this install came from (the registry has no package yet).
   const text =
-    `Taskie: ${why}. Reinstall with: npm install -g ${pkg.name} ` +
-    `(without --omit=optional), or with Rust: cargo install --locked --path <taskie checkout>`;
+    `${why}. Reinstall both tarballs in one command, without --omit=optional: ` +
+    `npm install -g ./${wanted()}-${pkg.version}.tgz ./${pkg.name}-${pkg.version}.tgz ` +
+    `(bash dist/npm/pack.sh <dir> makes them in a Taskie checkout), or with Rust: ` +
+    `cargo install --locked --path <taskie checkout>`;
   process.stderr.write(`${name}: ${text}\n`);
   if (name === "taskie-hook" && process.argv.length <= 2) {
-    process.stdout.write(JSON.stringify({ systemMessage: text }) + "\n");
+    process.stdout.write(JSON.stringify({ systemMessage: `Taskie: ${text}` }) + "\n");
     process.exit(0);
   }
   process.exit(1);

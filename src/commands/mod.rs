@@ -18,6 +18,7 @@ pub mod hook_path;
 pub mod init;
 pub mod mark;
 pub mod plans;
+pub mod push;
 pub mod resume;
 pub mod run;
 pub mod state;

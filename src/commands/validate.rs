@@ -31,6 +31,17 @@ pub fn run(inv: &Invocation, plan: Option<&str>, out: &mut dyn Write) -> Result<
             target.plan, target.plan
         )));
     }
+    // state.json through the one reader status and the hook use: a misspelt field gets the
+    // same "did you mean" here as there.
+    if let Err(error) = &gathered.state {
+        for e in &gathered.errors {
+            writeln!(out, "{e}")?;
+        }
+        return Err(Error::State {
+            plan: target.plan.clone(),
+            error: error.clone(),
+        });
+    }
     if gathered.errors.is_empty() {
         writeln!(
             out,

@@ -391,9 +391,23 @@ pub fn state_not_written(plan: &str, error: &str) -> String {
 pub fn version_mismatch(own: &str, binary: &str, plugin: &str) -> String {
     format!(
         "Taskie: taskie-hook {own} at {binary} does not match the Taskie plugin {plugin}. Update the older one: \
-         taskie-hook with npm install -g taskie@latest (or cargo install --locked --path <checkout>), the plugin \
-         with claude plugin update taskie@taskie."
+         taskie-hook {}; the plugin with claude plugin update taskie@taskie.",
+        reinstall(binary)
     )
+}
+
+/// How to update the binary at `binary`, by where it was installed: a command that works
+/// for that route (the npm registry has no taskie package yet, so never `npm install -g
+/// taskie`).
+pub fn reinstall(binary: &str) -> &'static str {
+    if binary.contains("/node_modules/") {
+        "from new npm tarballs: in an updated Taskie checkout run bash dist/npm/pack.sh <dir>, then npm install -g \
+         both tarballs it prints"
+    } else if binary.ends_with("/target/release/taskie-hook") {
+        "by rebuilding that checkout: git pull, then cargo build --release"
+    } else {
+        "from an updated Taskie checkout: git pull, then cargo install --locked --path ."
+    }
 }
 
 /// A run session (SPEC §23) stopped where its gate is not: it reviews nothing there.
@@ -410,4 +424,23 @@ pub fn run_refusal(run: &str, task: &str, review: &str) -> String {
         "Taskie: this session works on task {task} of run {run} only; the {review} review that is due belongs to \
          the run's driver, which starts it itself. Stop now."
     )
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn the_version_notice_names_an_update_that_works_for_how_the_binary_was_installed() {
+        let npm = "/home/u/.npm-global/lib/node_modules/taskie-linux-x64/bin/taskie-hook";
+        let cargo = "/home/u/.cargo/bin/taskie-hook";
+        let built = "/src/taskie/target/release/taskie-hook";
+        assert!(super::version_mismatch("0.1.0", npm, "0.2.0").contains("dist/npm/pack.sh"));
+        assert!(super::reinstall(cargo).contains("cargo install --locked --path ."));
+        assert!(super::reinstall(built).contains("cargo build --release"));
+        for b in [npm, cargo, built] {
+            assert!(
+                !super::version_mismatch("1", b, "2").contains("npm install -g taskie"),
+                "{b}"
+            );
+        }
+    }
 }
