@@ -1,0 +1,80 @@
+//! The cost of checking that a reviewer changed no file of the work (SPEC §8) on a
+//! repository of 20,000 files: `git status` and the fingerprints before a review, the same
+//! after it, and the comparison (docs/performance.md). Its own harness:
+//! `cargo bench --bench worktree`.
+
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+use taskie::reviewer::worktree_check;
+use taskie::store::project::Project;
+
+const FILES: usize = 20_000;
+const ROUNDS: usize = 15;
+
+fn git(dir: &Path, args: &[&str]) {
+    let ok = Command::new("git")
+        .args(["-c", "user.name=b", "-c", "user.email=b@example.com"])
+        .args(args)
+        .current_dir(dir)
+        .status()
+        .expect("git runs")
+        .success();
+    assert!(ok, "git {args:?} failed");
+}
+
+fn main() {
+    if !std::env::args().any(|a| a == "--bench") {
+        // `cargo test --all-targets` runs bench targets without `--bench`: nothing to do.
+        println!("worktree bench: skipped (run it with `cargo bench --bench worktree`)");
+        return;
+    }
+    let tmp = tempfile::tempdir().expect("a temporary directory");
+    let root = tmp.path();
+    // 20,000 small source files in 200 directories, committed.
+    for d in 0..FILES / 100 {
+        let dir = root.join(format!("src/m{d:03}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        for f in 0..100 {
+            std::fs::write(
+                dir.join(format!("f{f:02}.rs")),
+                format!("pub fn f{d}_{f}() -> u32 {{ {f} }}\n"),
+            )
+            .unwrap();
+        }
+    }
+    std::fs::write(root.join(".gitignore"), "target/\n").unwrap();
+    git(root, &["init", "-q"]);
+    git(root, &["add", "-A"]);
+    git(root, &["commit", "-q", "-m", "20,000 files"]);
+    // The agent's uncommitted work: 20 changed files, 20 untracked, and an ignored build.
+    for i in 0..20 {
+        std::fs::write(root.join(format!("src/m{i:03}/f00.rs")), "changed\n").unwrap();
+        std::fs::write(root.join(format!("new{i}.rs")), "new\n").unwrap();
+    }
+    std::fs::create_dir_all(root.join("target")).unwrap();
+    std::fs::write(root.join("target/big.bin"), vec![0u8; 1 << 20]).unwrap();
+    let project = Project::new(root);
+    std::fs::create_dir_all(project.logs()).unwrap();
+    let diff = project.logs().join("bench.diff");
+    let mut times: Vec<Duration> = Vec::new();
+    for _ in 0..ROUNDS {
+        let t = Instant::now();
+        let before = worktree_check::note(&project);
+        let report = worktree_check::compare(&project, before, &diff);
+        times.push(t.elapsed());
+        assert!(
+            report.changed.is_empty() && report.skipped.is_none(),
+            "{report:?}"
+        );
+    }
+    times.sort();
+    let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+    println!(
+        "worktree check (note before + compare after) on {FILES} tracked files, {ROUNDS} rounds: \
+         median {:.1} ms, min {:.1} ms, max {:.1} ms",
+        ms(times[ROUNDS / 2]),
+        ms(times[0]),
+        ms(times[ROUNDS - 1])
+    );
+}
