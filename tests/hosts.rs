@@ -34,6 +34,27 @@ pub fn gemini_stop(p: &Project, session: &str, active: bool) -> Value {
     })
 }
 
+#[test]
+fn an_event_over_4_mib_still_runs_the_due_review_under_each_client() {
+    // The agent's last message, which the event carries and Taskie ignores, is 6 MiB.
+    let long = "a long answer\n".repeat(6 * 1024 * 1024 / 14);
+    for (name, event, field) in [
+        ("gemini", gemini_stop as EventFn, "prompt_response"),
+        ("codex", codex_stop, "last_assistant_message"),
+    ] {
+        let p = Project::new()
+            .plan("p")
+            .state(due("plan-review"))
+            .reviewer(&Fake::fail());
+        let mut e = event(&p, "s1", false);
+        e[field] = json!(long);
+        let run = p.run_hook(e);
+        assert!(run.is_block(), "{name}: {}", run.stdout);
+        assert_eq!(p.reviewer_calls(), 1, "{name}");
+        assert_eq!(p.state_json()["phase_iteration"], 1, "{name}");
+    }
+}
+
 fn claude_stop(p: &Project) -> Value {
     json!({"session_id": "c1", "cwd": p.root(), "hook_event_name": "Stop", "stop_hook_active": false})
 }

@@ -17,7 +17,7 @@ use crate::store::blocks;
 use crate::store::snapshot::Gathered;
 use serde::Serialize;
 use serde_json::Value;
-use std::io::{IsTerminal, Read};
+use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
 
 /// The report. Which fields are present says how far the hook got; `--json` prints it
@@ -191,7 +191,7 @@ pub fn report(opts: &Options, cwd: Option<PathBuf>) -> Report {
     let mut input = Vec::new();
     let stdin = std::io::stdin();
     if !stdin.is_terminal() {
-        let _ = stdin.lock().take(4 * 1024 * 1024).read_to_end(&mut input);
+        input = crate::hook::input::read(stdin.lock(), crate::hook::STDIN_LIMIT);
     }
     if input.iter().all(u8::is_ascii_whitespace) {
         let dir = cwd.unwrap_or_else(|| PathBuf::from("."));

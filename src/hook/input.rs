@@ -16,10 +16,75 @@ pub struct Event {
     pub model: Option<String>,
 }
 
+/// The event as read from `reader` (stdin), for [`Event::parse`]: as sent when it is under
+/// `whole` bytes (every real stop: one read, no copy); a larger one, which a client sends
+/// when the agent's last message is long (Gemini's `prompt_response`, Codex's
+/// `last_assistant_message`), is read as a stream and reduced to the fields Taskie reads,
+/// every other field skipped without being kept, so no field Taskie ignores can keep a
+/// due review from running. A large input that is not a JSON object is returned as far
+/// as it was read: its reading then says what is wrong.
+pub fn read(mut reader: impl std::io::Read, whole: u64) -> Vec<u8> {
+    use std::io::Read;
+    let mut input = Vec::new();
+    let _ = (&mut reader).take(whole).read_to_end(&mut input);
+    if (input.len() as u64) < whole {
+        return input;
+    }
+    let rest = std::io::Cursor::new(&input).chain(reader);
+    match reduce(std::io::BufReader::with_capacity(64 * 1024, rest)) {
+        Ok(reduced) => reduced,
+        Err(_) => input,
+    }
+}
+
+/// The names of the event's fields Taskie reads: [`Wire`]'s.
+const FIELDS: [&str; 6] = [
+    "cwd",
+    "stop_hook_active",
+    "hook_event_name",
+    "session_id",
+    "turn_id",
+    "model",
+];
+
+/// A JSON object streamed from `reader`, as an object of [`FIELDS`] alone (of a field
+/// given twice, the last, as the general reading keeps it).
+fn reduce(reader: impl std::io::Read) -> Result<Vec<u8>, serde_json::Error> {
+    struct Used(serde_json::Map<String, Value>);
+    struct Fields;
+    impl<'de> serde::de::Visitor<'de> for Fields {
+        type Value = Used;
+        fn expecting(&self, f: &mut std::fmt::Formatter) -> std::fmt::Result {
+            f.write_str("a JSON object")
+        }
+        fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Used, A::Error> {
+            let mut used = serde_json::Map::new();
+            while let Some(key) = map.next_key::<String>()? {
+                if FIELDS.contains(&key.as_str()) {
+                    used.insert(key, map.next_value::<Value>()?);
+                } else {
+                    map.next_value::<serde::de::IgnoredAny>()?;
+                }
+            }
+            Ok(Used(used))
+        }
+    }
+    impl<'de> Deserialize<'de> for Used {
+        fn deserialize<D: serde::Deserializer<'de>>(d: D) -> Result<Used, D::Error> {
+            d.deserialize_map(Fields)
+        }
+    }
+    let mut de = serde_json::Deserializer::from_reader(reader);
+    let used = Used::deserialize(&mut de)?;
+    de.end()?;
+    serde_json::to_vec(&Value::Object(used.0))
+}
+
 /// The event as sent: every field optional, unknown fields ignored. Each is kept as any
 /// JSON value and read by its type below, so a field of the wrong type counts as absent:
 /// the hook must accept any input.
 #[derive(Default, Deserialize)]
+#[cfg_attr(test, derive(serde::Serialize))]
 #[serde(default)]
 struct Wire {
     cwd: Value,
@@ -109,6 +174,47 @@ mod tests {
             let general = Event::wire_of_any(input.as_bytes()).map(Event::from);
             assert_eq!(Event::parse(input.as_bytes()), general, "{input}");
         }
+    }
+
+    #[test]
+    fn an_event_of_any_size_is_read_for_the_fields_taskie_uses() {
+        let long = "x".repeat(300);
+        for input in [
+            format!(
+                r#"{{"cwd":"/p","prompt_response":"{long}","stop_hook_active":true,"hook_event_name":"AfterAgent"}}"#
+            ),
+            format!(
+                r#"{{"session_id":"a","last_assistant_message":["{long}",{{"y":"\u00e9\n"}}],"session_id":"b","turn_id":"t","model":"m"}}"#
+            ),
+            format!(r#"  {{"cwd":5,"stop_hook_active":"yes","x":"{long}"}}  "#),
+        ] {
+            let whole = Event::parse(input.as_bytes());
+            // Read whole below the bound, streamed and reduced above it: the same event.
+            let streamed = read(input.as_bytes(), 64);
+            assert!(
+                streamed.len() < input.len(),
+                "{}",
+                String::from_utf8_lossy(&streamed)
+            );
+            assert_eq!(Event::parse(&streamed), whole, "{input}");
+            assert_eq!(read(input.as_bytes(), 4096), input.as_bytes());
+        }
+        // Not an object, or not JSON, past the bound: its reading says what is wrong.
+        let list = format!("[\"{long}\"]");
+        assert!(Event::parse(&read(list.as_bytes(), 64)).is_err());
+        let broken = format!("{{\"cwd\":\"{long}");
+        assert!(
+            Event::parse(&read(broken.as_bytes(), 64))
+                .unwrap_err()
+                .contains("not JSON")
+        );
+    }
+
+    #[test]
+    fn the_streamed_reading_keeps_the_fields_the_direct_reading_has() {
+        let wire = serde_json::to_value(Wire::default()).unwrap();
+        let names: Vec<&String> = wire.as_object().unwrap().keys().collect();
+        assert_eq!(names, FIELDS);
     }
 
     #[test]

@@ -31,13 +31,14 @@ pub mod input;
 pub mod message;
 pub mod notice;
 pub mod run_mode;
-use std::io::{Read, Write};
+use std::io::Write;
 use std::panic::{self, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-/// Stdin beyond this is not an event Claude Code sends; reading stops there.
-const STDIN_LIMIT: u64 = 4 * 1024 * 1024;
+/// An event up to this size is read whole; a larger one is streamed for the fields the
+/// hook reads (`input::read`).
+pub const STDIN_LIMIT: u64 = 4 * 1024 * 1024;
 
 /// Options shared by `taskie-hook` and `taskie hook`.
 #[derive(Debug, Clone, Default)]
@@ -53,11 +54,7 @@ pub fn main(opts: &Options) {
     }
     let started = Instant::now();
     reset_sigchld();
-    let mut input = Vec::new();
-    let _ = std::io::stdin()
-        .lock()
-        .take(STDIN_LIMIT)
-        .read_to_end(&mut input);
+    let input = input::read(std::io::stdin().lock(), STDIN_LIMIT);
     let notice = panic::catch_unwind(|| notice::for_stop(&input)).unwrap_or(None);
     panic::set_hook(Box::new(|info| {
         eprintln!("taskie-hook: internal error: {info}")
