@@ -231,3 +231,38 @@ fn the_ids_header_keeps_every_byte_of_a_review_over_32_mib_that_is_not_utf8() {
     assert_eq!(body.len(), 9 + 3 + 41_943_040 + 15);
     assert!(body.ends_with(b"x\nVERDICT: FAIL\n"));
 }
+
+#[test]
+fn a_findings_ledger_that_cannot_be_read_is_reported_and_never_silently_started_again() {
+    for (what, bytes) in [
+        ("not JSON", b"{\"cycles\": [".to_vec()),
+        ("over 4 MiB", {
+            let mut b = b"{\"cycles\":[],\"x\":\"".to_vec();
+            b.extend(std::iter::repeat_n(b'x', 5 * 1024 * 1024));
+            b.extend(b"\"}\n");
+            b
+        }),
+    ] {
+        let p = Project::new()
+            .plan("p")
+            .state(due("plan-review"))
+            .reviewer(&Fake::fail());
+        std::fs::write(p.plan_dir().join("findings.json"), &bytes).unwrap();
+        let run = p.stop();
+        let message = run.message();
+        assert!(
+            !run.is_block()
+                && message.contains("plan-review #1 is due, but the findings ledger")
+                && message.contains(".taskie/plans/p/findings.json cannot be read")
+                && message.contains("move it out of the plan directory"),
+            "{what}: {message}"
+        );
+        assert_eq!(p.reviewer_calls(), 0, "{what}: no review was started");
+        assert_eq!(
+            std::fs::read(p.plan_dir().join("findings.json")).unwrap(),
+            bytes,
+            "{what}: the ledger is left as it was"
+        );
+        assert_eq!(p.last_event()["path"], "ledger-error", "{what}");
+    }
+}

@@ -19,6 +19,7 @@ mod findings;
 mod front_door;
 mod hook;
 mod hosts;
+mod ledgers;
 mod loop_safety;
 mod notify;
 mod one_story;

@@ -430,7 +430,10 @@ fn unanswered_note(dir: &std::path::Path, r: Review, s: &State) -> Option<String
     let text = crate::store::fs::read_regular(&dir.join(&post), crate::store::fs::PLAN_FILE_LIMIT)
         .ok()
         .flatten()?;
-    let mut ledger = crate::store::snapshot::findings(dir);
+    let mut ledger = match crate::store::snapshot::findings(dir) {
+        Ok(l) => l,
+        Err(e) => return Some(format!("{e}.")),
+    };
     let unanswered = ledger.record_post_review(r.name(), task, &String::from_utf8_lossy(&text));
     (!unanswered.is_empty()).then(|| {
         format!(

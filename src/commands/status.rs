@@ -755,7 +755,10 @@ pub fn run(
         .and_then(|c| ledger_cycle(&ledger, c.review, c.task))
         .and_then(|l| l.last_failure.clone());
     report.running = lock::running(&target.project.locks(), &target.plan);
-    findings_of(&mut report, &snapshot::findings(&target.dir()));
+    match snapshot::findings(&target.dir()) {
+        Ok(ledger) => findings_of(&mut report, &ledger),
+        Err(e) => eprintln!("taskie: {e}"),
+    }
     report.run = crate::store::run::latest_state(&target.project.taskie(), &target.plan);
     if json {
         let text = serde_json::to_string_pretty(&report).map_err(std::io::Error::other)?;

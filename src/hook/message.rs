@@ -97,6 +97,15 @@ pub fn cannot_save(plan: &str, due: &Due, problem: &str) -> String {
     )
 }
 
+/// Review `due` is due, but the findings ledger cannot be read (`problem` names the file
+/// and the fix).
+pub fn ledger_unreadable(plan: &str, due: &Due, problem: &str) -> String {
+    format!(
+        "Taskie: plan '{plan}': {} #{} is due, but {problem}. No review was started; stop again once it is fixed.",
+        due.review, due.iteration
+    )
+}
+
 pub fn reviewer_failed(plan: &str, due: &Due, reason: &str, log: &str, failures: u64) -> String {
     let r = due.review;
     let head = format!(

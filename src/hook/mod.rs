@@ -7,6 +7,7 @@ use crate::hook::answer::{Answer, Channel};
 use crate::hook::input::Event;
 use crate::model::cycle::{HardStop, Reviewed};
 use crate::model::facts::Facts;
+use crate::model::findings::Ledger;
 use crate::model::host::Host;
 use crate::model::phase::Review;
 use crate::model::plan_file::SPEND_FILE;
@@ -337,6 +338,8 @@ fn run_plan(
     }
     // The review file's fsync, under way while the ledgers and the state are written.
     let mut review_sync: Option<atomic::Pending> = None;
+    // The ledgers as written with a run pending, to settle once the state is written.
+    let mut pending: Option<(Ledger, Option<spend::Ledger>)> = None;
     let outcome = match decide::decide(&facts) {
         Step::Done(outcome) => outcome,
         Step::HardStop(stop, record) => hard_stop(project, &facts, stop, record, true),
@@ -354,24 +357,38 @@ fn run_plan(
             if let Err(e) = project::create_runtime_dir(&logs) {
                 return internal(format!("cannot create {}: {e}", logs.display()));
             }
+            // A due review not started: allowed, and logged on `path`.
+            let not_started = |path: Branch, text: String| Finished {
+                answer: Answer::allow(text),
+                event: Some((
+                    logs.clone(),
+                    Record {
+                        plan: plan.clone(),
+                        outcome: "allow",
+                        path,
+                        review: Some(due.review.name()),
+                        iteration: Some(due.iteration),
+                        ..Record::default()
+                    },
+                )),
+                channel: Channel::default(),
+                _lock: None,
+            };
             // A paid review whose outcome cannot be saved would be thrown away, and its
             // failure could not even be counted: check before starting it.
             if let Err(e) = atomic::probe(&dir) {
-                let rec = Record {
-                    plan: plan.clone(),
-                    outcome: "allow",
-                    path: Branch::InternalError,
-                    review: Some(due.review.name()),
-                    iteration: Some(due.iteration),
-                    ..Record::default()
-                };
-                return Finished {
-                    answer: Answer::allow(message::cannot_save(&plan, &due, &e.to_string())),
-                    event: Some((logs, rec)),
-                    channel: Channel::default(),
-                    _lock: None,
-                };
+                let text = message::cannot_save(&plan, &due, &e.to_string());
+                return not_started(Branch::InternalError, text);
             }
+            // The findings ledger takes this review's ids: one that cannot be read would
+            // make them start again, so the review waits until it is fixed (SPEC §21).
+            let mut ledger = match snapshot::findings(&dir) {
+                Ok(l) => l,
+                Err(e) => {
+                    let text = message::ledger_unreadable(&plan, &due, &e);
+                    return not_started(Branch::LedgerError, text);
+                }
+            };
             let config = reviewer::Config::from_env(&mut |w| eprintln!("taskie-hook: {w}"));
             let before = state_bytes(&state_path).ok().flatten();
             let start = reviewer::start(project, &facts, &due);
@@ -391,7 +408,11 @@ fn run_plan(
             }
             // SPEC §21: the post-review before this review answers the open findings by
             // id; the ledger is written before the reviewer starts, whose prompt carries it.
-            let mut ledger = snapshot::findings(&dir);
+            // What a killed hook left pending is settled first, against the state it was
+            // written beside.
+            if let Err(e) = snapshot::settle_ledgers(&dir) {
+                eprintln!("taskie-hook: could not settle the ledgers of plan '{plan}': {e}");
+            }
             let read = ledger.clone();
             let unanswered = post_review_answers(&mut ledger, &facts, &due, &dir);
             if ledger != read {
@@ -399,11 +420,18 @@ fn run_plan(
             }
             let (mut run, worktree) = reviewer::review(project, &facts, &due, &config, &start);
             lock.clear();
+            // A state.json changed while the reviewer ran keeps its edit: this review is
+            // not recorded (its cost is, as a failed attempt).
+            let now = state_bytes(&state_path).ok().flatten();
+            let edited = now != before;
+            let mut said = None;
             if let Reviewed::Verdict {
                 findings, verified, ..
             } = &mut run.reviewed
+                && !edited
             {
-                let added = ledger.record_review(
+                let mut preview = ledger.clone();
+                let added = preview.record_review(
                     due.review.name(),
                     due.task,
                     due.iteration,
@@ -411,8 +439,10 @@ fn run_plan(
                     &verified.resolved,
                     &verified.reopened,
                 );
-                write_findings(&dir, &ledger);
-                let _ = reviewer::ids_header(&dir.join(&due.review_file), &added);
+                if let Err(e) = reviewer::ids_header(&dir.join(&due.review_file), &added) {
+                    eprintln!("taskie-hook: could not add the finding ids to the review file: {e}");
+                }
+                said = Some((findings.clone(), verified.clone()));
                 // The block text quotes the findings with their ids.
                 *findings = added
                     .iter()
@@ -430,41 +460,76 @@ fn run_plan(
                 outcome.answer = outcome.answer.with_note(&note);
             }
             outcome.record.worktree = worktree.says_something().then_some(worktree);
+            if edited {
+                outcome = decide::state_edited(
+                    &facts,
+                    &due,
+                    now.map(|b| State::parse(&b)),
+                    &log,
+                    outcome.record,
+                );
+            }
             // SPEC §5 step 18: the review file is on disk before the state that points to
             // it (state.json's own write waits for this sync before its rename, then makes
             // both directory entries durable). The only fsyncs of a review: this one and
             // state.json's, which the disk does at the same time.
-            if matches!(run.reviewed, Reviewed::Verdict { .. }) && outcome.write.is_some() {
+            if matches!(run.reviewed, Reviewed::Verdict { .. })
+                && !edited
+                && outcome.write.is_some()
+            {
                 review_sync = Some(atomic::sync_file_in_background(dir.join(&due.review_file)));
             }
-            // What the run cost is recorded whatever the decision (SPEC §18): in the
-            // ledger first (money spent stays spent even if the state write is lost),
-            // then in the event.
+            // The ledgers record this run before the state does, as pending on the state
+            // about to be written: it counts once state.json is that state, so a kill in
+            // between, or a state write that fails, leaves no review the state does not
+            // record (its cost stays spent, as a failed attempt). With no state to write,
+            // the run is recorded as what it was: a failed attempt.
+            let tag = outcome
+                .write
+                .as_ref()
+                .map(|s| crate::model::state::tag(s.to_json().as_bytes()));
+            if let (Some(tag), Some((new, verified))) = (&tag, said) {
+                ledger.record_pending(crate::model::findings::Pending {
+                    state: tag.clone(),
+                    review: due.review.name().into(),
+                    task: due.task,
+                    iteration: due.iteration,
+                    new,
+                    resolved: verified.resolved,
+                    reopened: verified.reopened,
+                });
+                write_findings(&dir, &ledger);
+            }
             let failure = match &run.reviewed {
                 Reviewed::Failed { reason, log, .. } => Some(format!("{reason} (log {log})")),
+                Reviewed::Verdict { .. } | Reviewed::Paused { .. } if edited => Some(format!(
+                    "state.json was changed while the reviewer ran (log {log})"
+                )),
                 Reviewed::Verdict { .. } | Reviewed::Paused { .. } => None,
             };
+            let mut spent = None;
             if run.processes > 0 || failure.is_some() {
                 let mut ledger = snapshot::ledger(&dir, &plan);
-                ledger.record(&spend::Entry {
+                let entry = spend::Entry {
                     review: due.review.name(),
                     task: due.base.current_task.filter(|_| due.review == Review::Code),
                     iteration: due.iteration,
                     processes: run.processes,
                     reviews: run.reviews,
-                    reviewed: matches!(run.reviewed, Reviewed::Verdict { .. }),
+                    reviewed: matches!(run.reviewed, Reviewed::Verdict { .. }) && !edited,
                     failure: failure.as_deref(),
                     verdict: outcome.record.verdict,
                     advanced: outcome.record.path == Branch::Advanced,
                     spend: &run.spend,
-                });
-                if let Err(e) = atomic::replace(&dir.join(SPEND_FILE), ledger.to_json().as_bytes())
-                {
-                    eprintln!(
-                        "taskie-hook: could not write the spend ledger of plan '{plan}': {e}"
-                    );
+                };
+                match &tag {
+                    Some(tag) => ledger.record_pending(&entry, tag),
+                    None => ledger.record(&entry),
                 }
+                write_spend(&dir, &plan, &ledger);
+                spent = Some(ledger);
             }
+            atomic::pause_point("ledgers-pending", &state_path);
             // `reviews`: only who reviewed (SPEC §22); what every process cost, whoever ran.
             if run.reviews > 0 {
                 outcome.record.reviews = Some(run.reviews);
@@ -473,16 +538,8 @@ fn run_plan(
                 outcome.record.spend = run.spend;
                 outcome.record.panel = run.panel;
             }
-            match state_bytes(&state_path).ok().flatten() {
-                now if now == before => outcome,
-                now => decide::state_edited(
-                    &facts,
-                    &due,
-                    now.map(|b| State::parse(&b)),
-                    &log,
-                    outcome.record,
-                ),
-            }
+            pending = tag.map(|_| (ledger, spent));
+            outcome
         }
     };
     let mut review_synced = || {
@@ -497,12 +554,35 @@ fn run_plan(
     } = outcome;
     let answer = match &write {
         Some(state) => {
+            if pending.is_none()
+                && let Err(e) = snapshot::settle_ledgers(&dir)
+            {
+                eprintln!("taskie-hook: could not settle the ledgers of plan '{plan}': {e}");
+            }
             atomic::pause_point("before-state-write", &state_path);
-            match atomic::write_after(&state_path, state.to_json().as_bytes(), &mut review_synced) {
-                Ok(()) => {
-                    atomic::pause_point("after-state-write", &state_path);
-                    answer
+            let written =
+                atomic::write_after(&state_path, state.to_json().as_bytes(), &mut review_synced);
+            if written.is_ok() {
+                atomic::pause_point("after-state-write", &state_path);
+            }
+            // The run pending in the ledgers counts as what the state now on disk says.
+            if let Some((mut findings, spent)) = pending.take() {
+                let tag = written
+                    .is_ok()
+                    .then(|| crate::model::state::tag(state.to_json().as_bytes()))
+                    .or_else(|| snapshot::state_tag(&dir));
+                if findings.settle(tag.as_deref()) {
+                    write_findings(&dir, &findings);
                 }
+                atomic::pause_point("findings-settled", &state_path);
+                if let Some(mut spent) = spent
+                    && spent.settle(tag.as_deref())
+                {
+                    write_spend(&dir, &plan, &spent);
+                }
+            }
+            match written {
+                Ok(()) => answer,
                 Err(e) => {
                     // The event says what happened: the state on disk is the one read.
                     record.phase_after = record.phase_before.clone();
@@ -575,7 +655,7 @@ pub fn hard_stop(
 /// Records the answers of the post-review that precedes review `due` (SPEC §21) and
 /// returns the open ids it left unanswered.
 fn post_review_answers(
-    ledger: &mut crate::model::findings::Ledger,
+    ledger: &mut Ledger,
     f: &Facts,
     due: &crate::model::cycle::Due,
     dir: &std::path::Path,
@@ -591,8 +671,10 @@ fn post_review_answers(
 }
 
 /// The findings ledger, atomically, beside the state (the caller holds the plan lock).
-fn write_findings(dir: &std::path::Path, ledger: &crate::model::findings::Ledger) {
-    if ledger.cycles.is_empty() {
+/// Not forced to disk (docs/reliability.md): a kill leaves the old or the new file, and
+/// the fsync is not worth it at every review.
+fn write_findings(dir: &std::path::Path, ledger: &Ledger) {
+    if ledger.cycles.is_empty() && ledger.pending.is_none() {
         return;
     }
     let path = dir.join(crate::model::plan_file::FINDINGS_FILE);
@@ -601,5 +683,12 @@ fn write_findings(dir: &std::path::Path, ledger: &crate::model::findings::Ledger
             "taskie-hook: could not write the findings ledger {}: {e}",
             path.display()
         );
+    }
+}
+
+/// The spend ledger, as [`write_findings`].
+fn write_spend(dir: &std::path::Path, plan: &str, ledger: &spend::Ledger) {
+    if let Err(e) = atomic::replace(&dir.join(SPEND_FILE), ledger.to_json().as_bytes()) {
+        eprintln!("taskie-hook: could not write the spend ledger of plan '{plan}': {e}");
     }
 }

@@ -104,10 +104,45 @@ pub struct Cycle {
     /// Per review of the cycle: (iteration, findings it raised that were new).
     #[serde(default)]
     pub new_per_review: Vec<(u64, u64)>,
+    /// A cycle that has ended keeps only its counts: its findings are dropped when the
+    /// next cycle starts, so the ledger stays small however long the plan runs.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub closed: Option<Counts>,
 }
 
+impl Cycle {
+    fn counts(&self) -> Counts {
+        if let Some(closed) = self.closed {
+            return closed;
+        }
+        let count = |s: Status| self.findings.iter().filter(|f| f.status == s).count() as u64;
+        Counts {
+            opened: self.findings.len() as u64,
+            fixed: count(Status::Fixed) + count(Status::Resolved),
+            dismissed: count(Status::Dismissed),
+            reopened: self.findings.iter().map(|f| f.reopened).sum(),
+            open: count(Status::Open),
+        }
+    }
+
+    /// Keeps the counts, drops the findings (the cycle has ended).
+    fn close(&mut self) {
+        if self.closed.is_none() {
+            self.closed = Some(self.counts());
+            self.findings = Vec::new();
+        }
+    }
+}
+
+/// The most a finding's text, or an answer, keeps (the review file has it all).
+pub const TEXT_CHARS: usize = 2000;
+
+/// The most new findings one review adds; the rest are named by one more finding that
+/// points to the review file.
+pub const NEW_PER_REVIEW: usize = 100;
+
 /// The counts `taskie status` shows for a cycle.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Counts {
     pub opened: u64,
     pub fixed: u64,
@@ -120,11 +155,34 @@ pub struct Counts {
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Ledger {
     pub cycles: Vec<Cycle>,
+    /// A review written before the state that records it: it counts once state.json is
+    /// that state, and never otherwise ([`Ledger::settle`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub pending: Option<Pending>,
+}
+
+/// What one review said about the ledger, waiting for its state (a kill between the two
+/// writes, or a state.json changed while the reviewer ran, must leave no trace of it).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Pending {
+    /// The tag of the state.json that records the review (`model::state::tag`).
+    pub state: String,
+    pub review: String,
+    #[serde(default)]
+    pub task: Option<u64>,
+    pub iteration: u64,
+    #[serde(default)]
+    pub new: Vec<String>,
+    #[serde(default)]
+    pub resolved: Vec<String>,
+    #[serde(default)]
+    pub reopened: Vec<String>,
 }
 
 impl Ledger {
-    pub fn parse(bytes: &[u8]) -> Option<Ledger> {
-        serde_json::from_slice(bytes).ok()
+    /// The ledger as written; what is wrong with it otherwise.
+    pub fn parse(bytes: &[u8]) -> Result<Ledger, String> {
+        serde_json::from_slice(bytes).map_err(|e| e.to_string())
     }
 
     pub fn to_json(&self) -> String {
@@ -148,11 +206,13 @@ impl Ledger {
             .last()
             .is_some_and(|c| c.review == review && c.task == task && iteration > 1);
         if !current {
+            self.cycles.iter_mut().for_each(Cycle::close);
             self.cycles.push(Cycle {
                 review: review.into(),
                 task,
                 findings: Vec::new(),
                 new_per_review: Vec::new(),
+                closed: None,
             });
         }
         self.cycles.last_mut().expect("a cycle was just ensured")
@@ -189,22 +249,63 @@ impl Ledger {
             .filter_map(|f| number(&f.id))
             .max()
             .unwrap_or(0);
-        for text in new.iter().map(|t| t.trim()).filter(|t| !t.is_empty()) {
+        let new: Vec<&str> = new
+            .iter()
+            .map(|t| t.trim())
+            .filter(|t| !t.is_empty())
+            .collect();
+        let beyond = new.len().saturating_sub(NEW_PER_REVIEW);
+        let more = format!("{beyond} more findings: see the review file");
+        let kept = new[..new.len() - beyond]
+            .iter()
+            .copied()
+            .chain((beyond > 0).then_some(more.as_str()));
+        for text in kept {
+            let text = crate::model::text::clip(text, TEXT_CHARS);
             last = last.saturating_add(1);
             let id = format!("F{last}");
             cycle.findings.push(Finding {
                 id: id.clone(),
-                text: text.into(),
+                text: text.clone(),
                 opened: iteration,
                 status: Status::Open,
                 answer: None,
                 reopened: 0,
             });
-            added.push((id, text.to_string()));
+            added.push((id, text));
         }
         cycle.new_per_review.retain(|(i, _)| *i != iteration);
         cycle.new_per_review.push((iteration, added.len() as u64));
         added
+    }
+
+    /// Keeps review `p` pending, to count once state.json is the state it names. The ids
+    /// it announces are the ones [`record_review`] gives on the ledger as it is now, which
+    /// is what settling it does.
+    ///
+    /// [`record_review`]: Ledger::record_review
+    pub fn record_pending(&mut self, p: Pending) {
+        self.pending = Some(p);
+    }
+
+    /// Settles the pending review against the state on disk, tagged `state` (`None`: no
+    /// state.json): recorded when it is the state the review names, dropped otherwise.
+    /// Whether there was one.
+    pub fn settle(&mut self, state: Option<&str>) -> bool {
+        let Some(p) = self.pending.take() else {
+            return false;
+        };
+        if state == Some(p.state.as_str()) {
+            self.record_review(
+                &p.review,
+                p.task,
+                p.iteration,
+                &p.new,
+                &p.resolved,
+                &p.reopened,
+            );
+        }
+        true
     }
 
     /// The agent's post-review `text` answers open findings, one line each starting with
@@ -237,7 +338,7 @@ impl Ledger {
                     } else {
                         Status::Fixed
                     };
-                    f.answer = Some(answer);
+                    f.answer = Some(crate::model::text::clip(&answer, TEXT_CHARS));
                 }
                 None => unanswered.push(f.id.clone()),
             }
@@ -246,17 +347,9 @@ impl Ledger {
     }
 
     pub fn counts(&self, review: &str, task: Option<u64>) -> Counts {
-        let Some(c) = self.cycle(review, task) else {
-            return Counts::default();
-        };
-        let count = |s: Status| c.findings.iter().filter(|f| f.status == s).count() as u64;
-        Counts {
-            opened: c.findings.len() as u64,
-            fixed: count(Status::Fixed) + count(Status::Resolved),
-            dismissed: count(Status::Dismissed),
-            reopened: c.findings.iter().map(|f| f.reopened).sum(),
-            open: count(Status::Open),
-        }
+        self.cycle(review, task)
+            .map(Cycle::counts)
+            .unwrap_or_default()
     }
 
     /// The ledger as the next reviewer's prompt carries it, with SPEC §21's instructions;
@@ -401,6 +494,69 @@ mod tests {
     }
 
     #[test]
+    fn a_pending_review_counts_only_when_the_state_it_names_is_on_disk() {
+        let mut l = Ledger::default();
+        l.record_review("plan-review", None, 1, &s(&["A"]), &[], &[]);
+        let committed = l.clone();
+        let ids = l
+            .clone()
+            .record_review("plan-review", None, 2, &s(&["B", "C"]), &[], &[]);
+        assert_eq!(ids[0].0, "F2");
+        l.record_pending(Pending {
+            state: "t2".into(),
+            review: "plan-review".into(),
+            task: None,
+            iteration: 2,
+            new: s(&["B", "C"]),
+            resolved: Vec::new(),
+            reopened: Vec::new(),
+        });
+        assert_eq!(l.cycles, committed.cycles, "pending changes no cycle");
+        // Read back, then settled against another state: no trace.
+        let mut dropped = Ledger::parse(l.to_json().as_bytes()).unwrap();
+        assert!(dropped.settle(Some("t1")));
+        assert_eq!(dropped, committed);
+        // Against its state: recorded with the ids it announced.
+        assert!(l.settle(Some("t2")));
+        assert_eq!(l.pending, None);
+        let c = l.cycle("plan-review", None).unwrap();
+        assert_eq!(
+            c.findings.iter().map(|f| f.id.as_str()).collect::<Vec<_>>(),
+            ["F1", "F2", "F3"]
+        );
+        assert!(!l.settle(Some("t2")), "nothing left to settle");
+    }
+
+    #[test]
+    fn an_ended_cycle_keeps_its_counts_and_drops_its_findings() {
+        let mut l = Ledger::default();
+        let long = "x".repeat(10 * TEXT_CHARS);
+        let many: Vec<String> = (0..NEW_PER_REVIEW + 5)
+            .map(|i| format!("{i} {long}"))
+            .collect();
+        l.record_review("plan-review", None, 1, &many, &[], &[]);
+        let c = l.cycle("plan-review", None).unwrap();
+        assert_eq!(c.findings.len(), NEW_PER_REVIEW + 1);
+        assert!(
+            c.findings
+                .iter()
+                .all(|f| f.text.chars().count() <= TEXT_CHARS)
+        );
+        assert_eq!(
+            c.findings.last().unwrap().text,
+            "5 more findings: see the review file"
+        );
+        let before = l.counts("plan-review", None);
+        l.record_review("tasks-review", None, 1, &s(&["A"]), &[], &[]);
+        assert_eq!(l.counts("plan-review", None), before);
+        assert!(l.cycles[0].findings.is_empty());
+        assert!(l.to_json().len() < 4096, "{}", l.to_json().len());
+        // Read back, the ended cycle still has its counts.
+        let back = Ledger::parse(l.to_json().as_bytes()).unwrap();
+        assert_eq!(back.counts("plan-review", None), before);
+    }
+
+    #[test]
     fn post_reviews_answer_open_ids_and_unanswered_ones_are_reported() {
         let mut l = Ledger::default();
         l.record_review(
@@ -540,7 +696,7 @@ mod tests {
     fn the_ledger_reads_back_what_it_wrote() {
         let mut l = Ledger::default();
         l.record_review("plan-review", None, 1, &s(&["No tests"]), &[], &[]);
-        assert_eq!(Ledger::parse(l.to_json().as_bytes()), Some(l));
-        assert_eq!(Ledger::parse(b"nope"), None);
+        assert_eq!(Ledger::parse(l.to_json().as_bytes()), Ok(l));
+        assert!(Ledger::parse(b"nope").is_err());
     }
 }

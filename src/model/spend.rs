@@ -236,6 +236,32 @@ pub struct Entry<'a> {
     pub spend: &'a Spend,
 }
 
+/// One concluded reviewer run written before the state that records it: it counts once
+/// state.json is that state; otherwise its cost still counts, as a failed attempt, never
+/// as a review ([`Ledger::settle`]).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct PendingRun {
+    /// The tag of the state.json that records the run (`model::state::tag`).
+    pub state: String,
+    pub review: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub task: Option<u64>,
+    pub iteration: u64,
+    pub processes: u64,
+    pub reviews: u64,
+    pub reviewed: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub failure: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub verdict: Option<String>,
+    pub advanced: bool,
+    pub spend: Spend,
+}
+
+/// Why a run whose state was never saved counts as a failed attempt.
+pub const UNSAVED: &str = "the hook stopped before it saved this review's state, so the review was not recorded and runs again";
+
 /// The plan's spend ledger (SPEC §18): `spend.json` beside state.json, rewritten with the
 /// state under the plan lock, so every stop and `taskie status` read a few hundred bytes
 /// whatever the size of the event log, and rotating the log loses nothing.
@@ -245,6 +271,8 @@ pub struct Ledger {
     pub plan: Totals,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub cycle: Option<CycleLedger>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub pending: Option<PendingRun>,
 }
 
 impl Ledger {
@@ -301,12 +329,60 @@ impl Ledger {
         cycle.closed = e.advanced;
     }
 
+    /// Keeps run `e` as pending until state.json is the state tagged `state`.
+    pub fn record_pending(&mut self, e: &Entry, state: &str) {
+        self.pending = Some(PendingRun {
+            state: state.into(),
+            review: e.review.into(),
+            task: e.task,
+            iteration: e.iteration,
+            processes: e.processes,
+            reviews: e.reviews,
+            reviewed: e.reviewed,
+            failure: e.failure.map(Into::into),
+            verdict: e.verdict.map(Into::into),
+            advanced: e.advanced,
+            spend: e.spend.clone(),
+        });
+    }
+
+    /// Settles the pending run against the state on disk, tagged `state` (`None`: no
+    /// state.json): recorded as it was when that is the state it names, else as a failed
+    /// attempt (its cost was spent; it is not a review). Whether there was one.
+    pub fn settle(&mut self, state: Option<&str>) -> bool {
+        let Some(p) = self.pending.take() else {
+            return false;
+        };
+        let saved = state == Some(p.state.as_str());
+        let reviewed = p.reviewed && saved;
+        self.record(&Entry {
+            review: &p.review,
+            task: p.task,
+            iteration: p.iteration,
+            processes: p.processes,
+            reviews: p.reviews,
+            reviewed,
+            failure: match (&p.failure, p.reviewed && !saved) {
+                (_, true) => Some(UNSAVED),
+                (f, false) => f.as_deref(),
+            },
+            verdict: p.verdict.as_deref().filter(|_| reviewed),
+            advanced: p.advanced && saved,
+            spend: &p.spend,
+        });
+        true
+    }
+
     /// A ledger for a plan that has none yet (written by an older taskie): its totals
     /// from the logged runs, each amount made sane.
     pub fn from_runs(runs: &[Run]) -> Ledger {
         let mut plan = plan(runs);
         plan.sanitize();
-        Ledger { plan, cycle: None }
+        Ledger {
+            plan,
+            cycle: None,
+            pending: None,
+        }
     }
 }
 
@@ -475,6 +551,35 @@ mod tests {
         let c = l.cycle.as_ref().unwrap();
         assert_eq!((c.totals.reviews, c.totals.failed_attempts), (3, 2));
         assert_eq!((l.plan.reviews, l.plan.failed_attempts), (3, 2));
+    }
+
+    #[test]
+    fn a_pending_run_is_a_review_only_when_its_state_is_on_disk() {
+        let paid = Spend {
+            cost_usd: Some(0.25),
+            ..Spend::default()
+        };
+        let mut l = Ledger::default();
+        l.record_pending(&entry(&paid, 1, true), "t1");
+        assert_eq!(l.plan, Totals::default(), "pending counts nothing yet");
+        let mut lost = Ledger::parse(l.to_json().as_bytes()).unwrap();
+        assert!(lost.settle(Some("t0")));
+        assert_eq!(
+            (
+                lost.plan.reviews,
+                lost.plan.failed_attempts,
+                lost.plan.cost_usd
+            ),
+            (0, 1, 0.25)
+        );
+        let c = lost.cycle.as_ref().unwrap();
+        assert_eq!(
+            (c.last_failure.as_deref(), c.verdicts.len()),
+            (Some(UNSAVED), 0)
+        );
+        assert!(l.settle(Some("t1")));
+        assert_eq!((l.plan.reviews, l.plan.failed_attempts), (1, 0));
+        assert_eq!(l.pending, None);
     }
 
     #[test]

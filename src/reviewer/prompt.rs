@@ -100,12 +100,15 @@ pub fn build_for(project: &Path, f: &Facts, due: &Due, delivery: Delivery) -> St
         }
     }
     // SPEC §21: the cycle's findings so far, their status and the agent's answers.
-    let ledger = crate::store::snapshot::findings(&project.join(f.rel(""))).for_prompt(
-        r.name(),
-        due.task,
-        due.iteration,
-        &f.rel(crate::model::plan_file::FINDINGS_FILE),
-    );
+    // The hook does not start a review whose ledger cannot be read.
+    let ledger = crate::store::snapshot::findings(&project.join(f.rel("")))
+        .unwrap_or_default()
+        .for_prompt(
+            r.name(),
+            due.task,
+            due.iteration,
+            &f.rel(crate::model::plan_file::FINDINGS_FILE),
+        );
     if !ledger.is_empty() {
         p.push_str(&ledger);
         p.push_str(match delivery {

@@ -30,6 +30,8 @@ pub enum Branch {
     ReviewBlocked,
     Advanced,
     Locked,
+    /// A review was due but the findings ledger cannot be read (SPEC §21): none started.
+    LedgerError,
     /// An internal error the hook failed open on; never part of the normal procedure.
     InternalError,
 }

@@ -87,15 +87,67 @@ impl Gathered {
     }
 }
 
-/// The plan's findings ledger (SPEC §21): `findings.json` in the plan directory `dir`;
-/// empty when there is none yet, or when it cannot be read (it is rebuilt from the
-/// reviews that follow: a lost ledger loses the ids, never a review).
-pub fn findings(dir: &Path) -> crate::model::findings::Ledger {
-    own_file_bytes(&dir.join(crate::model::plan_file::FINDINGS_FILE))
+/// The plan's findings ledger (SPEC §21): `findings.json` in the plan directory `dir`,
+/// empty when there is none yet, with a review it holds pending settled against the state
+/// on disk. A ledger that cannot be read is an error naming the file and the fix, never a
+/// new ledger: that would give its ids again.
+pub fn findings(dir: &Path) -> Result<crate::model::findings::Ledger, String> {
+    let mut ledger = findings_as_written(dir)?.unwrap_or_default();
+    if ledger.pending.is_some() {
+        ledger.settle(state_tag(dir).as_deref());
+    }
+    Ok(ledger)
+}
+
+fn findings_as_written(dir: &Path) -> Result<Option<crate::model::findings::Ledger>, String> {
+    let path = dir.join(crate::model::plan_file::FINDINGS_FILE);
+    let unreadable = |why: String| {
+        format!(
+            "the findings ledger {} cannot be read ({why}); taskie does not start a new one by itself, as that \
+             would give its ids again: repair it, or move it out of the plan directory (for example into \
+             .taskie/logs/) to start a new ledger whose ids begin at F1",
+            path.display()
+        )
+    };
+    let Some(bytes) = own_file_bytes(&path).map_err(|e| unreadable(e.to_string()))? else {
+        return Ok(None);
+    };
+    crate::model::findings::Ledger::parse(&bytes)
+        .map(Some)
+        .map_err(unreadable)
+}
+
+/// The tag of the plan's state.json as it is on disk (`None`: there is none, or it cannot
+/// be read), which a ledger's pending entry is settled against.
+pub fn state_tag(dir: &Path) -> Option<String> {
+    state_bytes(&dir.join(crate::model::plan_file::STATE_FILE))
         .ok()
         .flatten()
-        .and_then(|bytes| crate::model::findings::Ledger::parse(&bytes))
-        .unwrap_or_default()
+        .map(|b| crate::model::state::tag(&b))
+}
+
+/// Settles what the ledgers of the plan in `dir` hold pending against the state on disk,
+/// and writes them back. Called holding the plan lock before state.json is written: a
+/// pending entry waits for the state it was written beside, so it must be settled before
+/// that state is replaced by the next one. Reads two small files; writes only when
+/// something was pending (a hook killed between the state and the ledgers).
+pub fn settle_ledgers(dir: &Path) -> io::Result<()> {
+    let mut cached: Option<Option<String>> = None;
+    let mut tag = || cached.get_or_insert_with(|| state_tag(dir)).clone();
+    if let Ok(Some(mut l)) = findings_as_written(dir)
+        && l.pending.is_some()
+    {
+        l.settle(tag().as_deref());
+        atomic::replace(
+            &dir.join(crate::model::plan_file::FINDINGS_FILE),
+            l.to_json().as_bytes(),
+        )?;
+    }
+    if let Some(mut l) = spend_as_written(dir).filter(|l| l.pending.is_some()) {
+        l.settle(tag().as_deref());
+        atomic::replace(&dir.join(SPEND_FILE), l.to_json().as_bytes())?;
+    }
+    Ok(())
 }
 
 /// The recorded cost of plan `plan`'s reviews, from its ledger (SPEC §18).
@@ -122,6 +174,14 @@ pub fn ledger(dir: &Path, plan: &str) -> Ledger {
 /// `spend.json` of the plan directory `dir` as it is, `None` when it is missing or
 /// unreadable (never rebuilt from the log: for the texts that can do without it).
 pub fn ledger_file(dir: &Path) -> Option<Ledger> {
+    let mut ledger = spend_as_written(dir)?;
+    if ledger.pending.is_some() {
+        ledger.settle(state_tag(dir).as_deref());
+    }
+    Some(ledger)
+}
+
+fn spend_as_written(dir: &Path) -> Option<Ledger> {
     own_file_bytes(&dir.join(SPEND_FILE))
         .ok()
         .flatten()

@@ -14,6 +14,7 @@ mod e2e_claude;
 mod e2e_plan;
 mod hosts_e2e;
 mod kill_soak;
+mod ledger_soak;
 mod run_bench;
 mod vendors_e2e;
 
@@ -40,6 +41,8 @@ mod front_door;
 mod hook;
 #[path = "../hosts.rs"]
 mod hosts;
+#[path = "../ledgers.rs"]
+mod ledgers;
 #[path = "../loop_safety.rs"]
 mod loop_safety;
 #[path = "../notify.rs"]

@@ -82,6 +82,18 @@ impl Default for State {
     }
 }
 
+/// The tag of state.json's bytes `bytes` (FNV-1a, 64 bits, in hex). A ledger entry written
+/// before the state that records it names the state by this tag (`findings.rs`,
+/// `spend.rs`): the entry counts when state.json is that state. A hash fixed here, not
+/// std's, whose output may change between releases while a file written by one is read
+/// by the next.
+pub fn tag(bytes: &[u8]) -> String {
+    let hash = bytes.iter().fold(0xcbf2_9ce4_8422_2325_u64, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0000_0100_0000_01b3)
+    });
+    format!("{hash:016x}")
+}
+
 impl State {
     pub fn parse(bytes: &[u8]) -> Result<State, StateError> {
         match serde_json::from_slice::<Raw>(without_bom(bytes)) {
