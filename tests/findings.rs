@@ -75,7 +75,7 @@ fn findings_keep_their_ids_across_a_cycle_and_status_counts_them() {
 #[test]
 fn a_ledger_past_128_kib_with_a_nul_in_a_finding_still_reaches_the_next_reviewer() {
     let long = "a long finding text ".repeat(150);
-    let findings: Vec<String> = (1..=60)
+    let findings: Vec<String> = (1..=80)
         .map(|i| format!("Finding {i}\u{0}\u{1b}[2J: {long}"))
         .collect();
     let answer = json!({"type":"result","subtype":"success","is_error":false,"result":"{}",
