@@ -422,7 +422,7 @@ fn the_launchers_not_installed_message_names_routes_that_work_today() {
         "{m}"
     );
     assert!(
-        m.contains("cargo install --locked --path <checkout>"),
+        m.contains("cargo install --locked --path <a clone of the Taskie repository>"),
         "{m}"
     );
     assert!(m.contains("dist/npm/pack.sh"), "{m}");
