@@ -307,13 +307,14 @@ fn hook_answers() {
 /// answer says how long, not when it started.
 #[test]
 fn hook_busy_says_how_long_the_review_has_run() {
-    use taskie::clock::Utc;
     use taskie::store::lock;
     let p = plan_review_due();
     let held = lock::try_lock(&p.root().join(".taskie/locks"), "p")
         .unwrap()
         .expect("free");
-    let since = Utc::from_unix_millis(Utc::now().unix_millis() - 75_000).rfc3339();
+    let since = (taskie::clock::now() - jiff::SignedDuration::from_secs(75))
+        .strftime(taskie::clock::STAMP)
+        .to_string();
     held.announce(&lock::Running {
         review: "plan-review".into(),
         iteration: 1,

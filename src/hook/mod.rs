@@ -2,7 +2,6 @@
 //! event and the plan, calls `decide`, runs the reviewer when one is due, writes
 //! state.json, prints the answer, logs the event — in that order.
 
-use crate::clock::Utc;
 use crate::hook::answer::{Answer, Channel};
 use crate::hook::input::Event;
 use crate::model::cycle::{HardStop, Reviewed};
@@ -111,7 +110,7 @@ impl Finished {
             let _ = stdout.flush();
         }
         if let Some((logs, mut rec)) = self.event {
-            rec.ts = Utc::now().rfc3339();
+            rec.ts = crate::clock::stamp();
             rec.duration_ms = started.elapsed().as_millis() as u64;
             // The append opens without following a link (it would write wherever the link
             // points, docs/security.md); the directory is made only when it is missing.
@@ -397,7 +396,7 @@ fn run_plan(
                 review: due.review.name().into(),
                 iteration: due.iteration,
                 model: due.model.clone(),
-                since: start.started.rfc3339(),
+                since: start.started.strftime(crate::clock::STAMP).to_string(),
                 log: log.clone(),
             });
             // This session works on this plan from now on (SPEC §17).

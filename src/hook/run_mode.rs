@@ -95,7 +95,7 @@ impl RunTask {
         commit: Option<String>,
     ) {
         let beat = Heartbeat {
-            ts: crate::clock::Utc::now().rfc3339(),
+            ts: crate::clock::stamp(),
             session: session.map(str::to_string),
             path: record.map_or("none", |r| r.path.as_str()).to_string(),
             review: record.and_then(|r| r.review).map(str::to_string),

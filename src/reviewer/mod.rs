@@ -4,7 +4,6 @@
 //! what they share in `kinds.rs`, the environment and limits in `config.rs`, the failures
 //! in `error.rs`, the logs in `log.rs`.
 
-use crate::clock::Utc;
 use crate::model::cycle::{Due, Failover, Reviewed, Unavailable};
 use crate::model::facts::Facts;
 use crate::model::reviewers::{Kind, Reviewer};
@@ -37,7 +36,7 @@ use std::path::{Path, PathBuf};
 /// One reviewer run about to start: when, and its log.
 #[derive(Debug, Clone)]
 pub struct Start {
-    pub started: Utc,
+    pub started: jiff::Timestamp,
     /// Unique among runs: UTC to the millisecond, then the hook's pid.
     pub stamp: String,
     pub log: PathBuf,
@@ -46,12 +45,11 @@ pub struct Start {
 /// Names the run of review `due`: its log name holds the time to the millisecond and the
 /// hook's pid, so quick runs, and runs of parallel hooks, never share a log.
 pub fn start(project: &Project, f: &Facts, due: &Due) -> Start {
-    let started = Utc::now();
-    let second = started.compact();
+    let started = crate::clock::now();
     let stamp = format!(
         "{}{:03}Z-{}",
-        second.trim_end_matches('Z'),
-        started.millis,
+        started.strftime("%Y%m%dT%H%M%S"),
+        started.subsec_millisecond(),
         std::process::id()
     );
     let log = log::path(project, f, due, &stamp, None);

@@ -10,7 +10,6 @@
 //! closing any descriptor of the file drops the lock, so this process never opens a lock
 //! file it holds (see [`running`]).
 
-use crate::clock::Utc;
 use crate::model::text::minutes_seconds;
 use crate::store::fs;
 use serde::{Deserialize, Serialize};
@@ -81,13 +80,13 @@ impl Running {
     /// The review in words at instant `now_ms` (Unix milliseconds): how long it has run,
     /// not when it started, which a person would have to subtract from the clock.
     pub fn text_at(&self, now_ms: i64) -> String {
-        let ran = match Utc::parse_rfc3339(&self.since) {
+        let ran = match self.since.parse::<jiff::Timestamp>() {
             // A clock set back since the start is not a negative run.
-            Some(t) => format!(
+            Ok(t) => format!(
                 "running for {}",
-                minutes_seconds((now_ms.saturating_sub(t.unix_millis()).max(0) / 1000) as u64)
+                minutes_seconds((now_ms.saturating_sub(t.as_millisecond()).max(0) / 1000) as u64)
             ),
-            None => format!("running since {}", self.since),
+            Err(_) => format!("running since {}", self.since),
         };
         format!(
             "{} #{} is {ran} (model {}; log {})",
@@ -98,7 +97,7 @@ impl Running {
 
 impl std::fmt::Display for Running {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.text_at(Utc::now().unix_millis()))
+        f.write_str(&self.text_at(crate::clock::now().as_millisecond()))
     }
 }
 
@@ -231,7 +230,7 @@ mod tests {
     #[test]
     fn a_running_review_says_how_long_it_has_run() {
         let r = sample_running();
-        let start = Utc::parse_rfc3339(&r.since).unwrap().unix_millis();
+        let start = r.since.parse::<jiff::Timestamp>().unwrap().as_millisecond();
         assert_eq!(
             r.text_at(start + 184_900),
             "plan-review #2 is running for 3m 04s (model opus; log .taskie/logs/x.log)"

@@ -6,7 +6,6 @@
 //! of plans. The fallback selection skips plans that another session used recently, so
 //! two sessions in one project never run, block or remind about each other's plan.
 
-use crate::clock::Utc;
 use crate::model::plan_file::{safe_name, valid_id};
 use crate::store::atomic;
 use crate::store::fs;
@@ -205,7 +204,7 @@ pub fn bind(project: &Project, session: &SessionId, plan: &str) -> std::io::Resu
     }
     let binding = Binding {
         plan: plan.to_owned(),
-        bound_at: Utc::now().rfc3339(),
+        bound_at: crate::clock::stamp(),
     };
     let mut text = serde_json::to_string_pretty(&binding).map_err(std::io::Error::other)?;
     text.push('\n');

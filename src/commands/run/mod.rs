@@ -88,7 +88,7 @@ pub fn run(inv: &Invocation, opts: &Options, out: &mut dyn Write) -> Result<(), 
             if gate.exists() && !paused.contains(&task) {
                 let aside = gate.with_file_name(format!(
                     "gate-{task}.before-{}",
-                    crate::clock::Utc::now().compact()
+                    crate::clock::now().strftime(crate::clock::COMPACT)
                 ));
                 std::fs::rename(&gate, aside)?;
             }

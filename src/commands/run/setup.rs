@@ -85,7 +85,7 @@ pub fn open(target: &Target, checkout: Git, opts: &Options) -> Result<(Context, 
             .map_err(|e| refused(e.to_string()))?;
         let id = format!(
             "{plan}-{}-{}",
-            crate::clock::Utc::now().compact(),
+            crate::clock::now().strftime(crate::clock::COMPACT),
             std::process::id()
         );
         let dir = run::runs_dir(&target.project.taskie()).join(&id);
