@@ -75,7 +75,7 @@ impl RunTask {
         self.write_beat(
             project,
             Heartbeat {
-                ts: crate::clock::Utc::now().rfc3339(),
+                ts: crate::clock::stamp(),
                 session: session.map(str::to_string),
                 path: REVIEWING.into(),
                 review: None,
