@@ -134,14 +134,23 @@ fn unsafe_blocks_are_few_and_each_says_why() {
     let mut files = Vec::new();
     rust_files(&src(), &mut files);
     let mut count = 0;
+    // Windows' system calls: std has no safe wrapper for a Job Object or a byte-range
+    // lock at an offset, and every windows-sys function is unsafe. They live in files
+    // named windows.rs and have a budget of their own.
+    let mut windows = 0;
     let mut unexplained = Vec::new();
     for file in &files {
+        let on_windows = file.file_name().is_some_and(|n| n == "windows.rs");
         let text = std::fs::read_to_string(file).unwrap();
         let lines: Vec<&str> = text.lines().collect();
         for (i, line) in lines.iter().enumerate() {
             let code = line.split("//").next().unwrap_or("");
             if code.contains("unsafe {") || code.trim_end().ends_with("unsafe") {
-                count += 1;
+                if on_windows {
+                    windows += 1;
+                } else {
+                    count += 1;
+                }
                 let before = &lines[i.saturating_sub(6)..i];
                 if !before.iter().any(|l| l.contains("// SAFETY:")) {
                     unexplained.push(format!("{}:{}", file.display(), i + 1));
@@ -154,6 +163,10 @@ fn unsafe_blocks_are_few_and_each_says_why() {
         "unsafe without a SAFETY line: {unexplained:?}"
     );
     assert!(count <= 2, "{count} unsafe blocks; the budget is 2");
+    assert!(
+        windows <= 16,
+        "{windows} unsafe blocks for Windows; the budget is 16"
+    );
 }
 
 /// The file a `crate::a::b::…` path lands in: the longest prefix of its segments that is a

@@ -170,9 +170,10 @@ mod tests {
 
     #[test]
     fn the_plugin_root_is_made_plain() {
+        // Rooted but without a drive on Windows, where it gets the current one.
         assert_eq!(
             plugin_root(Path::new("/home/u/plugins/taskie/hooks/..")),
-            Path::new("/home/u/plugins/taskie")
+            std::path::absolute("/home/u/plugins/taskie").unwrap()
         );
         assert!(plugin_root(Path::new("hooks/..")).is_absolute());
     }

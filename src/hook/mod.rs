@@ -53,7 +53,7 @@ pub fn main(opts: &Options) {
         return;
     }
     let started = Instant::now();
-    reset_sigchld();
+    reviewer::process::reset_child_signal();
     let input = input::read(std::io::stdin().lock(), STDIN_LIMIT);
     let notice = panic::catch_unwind(|| notice::for_stop(&input)).unwrap_or(None);
     panic::set_hook(Box::new(|info| {
@@ -69,16 +69,6 @@ pub fn main(opts: &Options) {
     finished.emit(started, notice.as_deref());
     // Last: a review's guardians hold the files it replaced (reviewer/guardian.rs).
     reviewer::guardian::dismiss_kept();
-}
-
-/// An inherited "ignore SIGCHLD" makes the kernel discard the reviewer's exit status,
-/// so the hook restores the default before it could start one.
-fn reset_sigchld() {
-    // SAFETY: setting a signal disposition to SIG_DFL installs no handler code and
-    // happens before this process starts any thread of its own.
-    unsafe {
-        libc::signal(libc::SIGCHLD, libc::SIG_DFL);
-    }
 }
 
 /// What a run decided: the answer, and the event to log after printing it.

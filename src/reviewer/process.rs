@@ -1,29 +1,23 @@
 //! Robust subprocess runner for the reviewer (SPEC §8, §5 step 16).
 //!
-//! Guarantees: no shell, stdin is the given input (then end of file) or `/dev/null`, the
-//! child runs in its own process group, output
-//! capture is bounded, the call never blocks forever (every wait has a deadline), and on a
-//! timeout the whole group is terminated (TERM, then KILL after [`TERM_GRACE`]).
-//!
-//! If this process dies while the reviewer runs (`kill -9` of the hook), the reviewer's whole
-//! process group is killed too: by the parent-death signal for the reviewer itself (Linux) and
-//! by the [`Guardian`] (`guardian.rs`), started before the reviewer, whose group the reviewer
-//! joins (any Unix).
+//! Guarantees: no shell, stdin is the given input (then end of file) or `/dev/null`, the child runs in a process tree of its own
+//! (a process group on Unix, a Job Object on Windows), output capture is bounded, the call
+//! never blocks forever (every wait has a deadline), and on a timeout the whole tree is
+//! terminated (on Unix TERM, then KILL after [`TERM_GRACE`]; Windows has no TERM for a
+//! console program, so it is killed at once). If this process dies while the reviewer
+//! runs (`kill -9` of the hook), the reviewer's whole tree dies too. How each platform
+//! keeps those promises is in `process/unix.rs` and `process/windows.rs`.
 //!
 //! Watching the reviewer ([`Watch`]): on Linux, one `poll` on the calling thread over its
-//! two output pipes and a pidfd, which becomes readable when the leader exits. Elsewhere
-//! (or where `pidfd_open` is refused), three helper threads: two read stdout and stderr,
-//! one waits for the leader's exit with `waitid(WNOWAIT)`. Both leave the leader
-//! unreaped until the end. Decision: not `wait-timeout`, which reaps the leader when it
-//! returns and installs a process-wide SIGCHLD handler; the unreaped leader keeps its pid,
-//! so the pgid the TERM/KILL escalation signals cannot be reused by an unrelated group
-//! before the last signal.
-//!
-//! Unix only; the parent-death signal is Linux only.
+//! two output pipes and a pidfd (`process/pidfd.rs`). Elsewhere (or where `pidfd_open` is
+//! refused), three helper threads: two read stdout and stderr, one waits for the leader's
+//! exit. Both leave the leader unreaped until the end. Decision: not `wait-timeout`,
+//! which reaps the leader when it returns and installs a process-wide SIGCHLD handler; an
+//! unreaped leader keeps its pid, so its process group cannot be reused by an unrelated
+//! one before the last signal.
 
 use std::ffi::OsString;
 use std::io::{self, Read};
-use std::os::unix::process::{CommandExt, ExitStatusExt};
 use std::path::PathBuf;
 use std::process::{Child, Command, ExitStatus, Stdio};
 use std::sync::mpsc::{self, Receiver, RecvTimeoutError, Sender};
@@ -31,10 +25,26 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::thread;
 use std::time::{Duration, Instant};
 
-use rustix::process::{Pid, Signal, WaitId, WaitIdOptions};
-
-use super::guardian::{Guardian, Launch};
+use super::guardian::Launch;
 use crate::store::atomic::{STALE_TEMP_AGE, remove_stale_leftovers};
+
+// How the reviewer's tree is kept together, ended, and outlived by nothing.
+#[cfg(unix)]
+#[path = "process/unix.rs"]
+mod os;
+#[cfg(windows)]
+#[path = "process/windows.rs"]
+mod os;
+// Watching without helper threads, where the system offers a way.
+#[cfg(target_os = "linux")]
+#[path = "process/pidfd.rs"]
+mod poll;
+#[cfg(not(target_os = "linux"))]
+#[path = "process/no_poll.rs"]
+mod poll;
+
+pub(crate) use os::reset_child_signal;
+use poll::Polled;
 
 /// Time the group gets between SIGTERM and SIGKILL: long enough for a CLI to flush and exit,
 /// short enough to stay well inside the hook's own timeout.
@@ -123,49 +133,34 @@ pub fn run(spec: &Spec) -> io::Result<Captured> {
 /// How [`run`] learns of the reviewer's output and exit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Watch {
-    /// Linux: the pipes and a pidfd in one `poll` on the calling thread. No helper thread:
-    /// on a virtual machine each one costs ~50 µs to start and end (docs/performance.md).
+    /// Linux: the pipes and a pidfd in one `poll` on the calling thread (`process/pidfd.rs`).
     Poll,
-    /// Three helper threads (two pipe readers and a `waitid`) reporting on a channel.
+    /// Three helper threads (two pipe readers and an exit waiter) reporting on a channel.
     /// Linux watches this way only where it has no pidfd, and in tests.
-    #[cfg_attr(target_os = "linux", allow(dead_code))]
     Threads,
 }
 
 impl Watch {
-    #[cfg(target_os = "linux")]
-    const BEST: Watch = Watch::Poll;
-    #[cfg(not(target_os = "linux"))]
-    const BEST: Watch = Watch::Threads;
+    const BEST: Watch = if poll::AVAILABLE {
+        Watch::Poll
+    } else {
+        Watch::Threads
+    };
 }
 
 fn run_watched(spec: &Spec, watch: Watch) -> io::Result<Captured> {
     let started = Instant::now();
-    // The guardian first: from here on, a kill of this process takes down whatever is in
-    // its group, so there is no instant at which a reviewer could be left behind.
-    let guardian = spec.guardian.as_ref().and_then(Guardian::start);
-    let guarded = guardian.as_ref().and_then(Guardian::group);
-    crate::store::atomic::pause_point("after-guardian-start", std::path::Path::new(spec.label));
-    let mut child = match spawn(spec, guarded) {
-        Ok(child) => child,
-        // The guardian died before the reviewer could join its group: run unguarded.
-        Err(_) if guarded.is_some() => spawn(spec, None)?,
-        Err(e) => return Err(e),
-    };
+    let (mut child, tree) = os::start(spec, || command(spec))?;
     crate::store::atomic::pause_point("after-reviewer-spawn", std::path::Path::new(spec.label));
     // The deadline starts before anything can wait.
     let deadline = Instant::now().checked_add(spec.timeout);
     let pid = child.id();
-    let group = match guarded {
-        Some(g) if child_group(pid) == Some(g) => Group(Some(g)),
-        _ => Group::new(pid),
-    };
 
     let mut w = match Waits::start(&mut child, spec, watch) {
         Ok(w) => w,
         Err(e) => {
             // Could not start the helper threads: don't leave the child running unobserved.
-            group.signal(Signal::KILL);
+            tree.kill();
             let _ = child.wait();
             return Err(e);
         }
@@ -176,17 +171,13 @@ fn run_watched(spec: &Spec, watch: Watch) -> io::Result<Captured> {
     let mut stragglers_terminated = false;
     let timed_out = !w.wait_until(deadline, Heard::exited);
     if timed_out {
-        group.signal(Signal::TERM);
-        w.wait_until(after(TERM_GRACE), Heard::over);
-        // Always escalate on timeout, even if the leader and pipes are gone: a descendant
-        // that caught SIGTERM and closed its pipes would otherwise survive the timeout.
-        // Safe against pid reuse because the leader is not reaped yet (see `wait_exit`).
-        group.signal(Signal::KILL);
-        w.wait_until(after(KILL_WAIT), Heard::over);
+        // Always to the end, even if the leader and pipes are gone: a descendant that
+        // caught SIGTERM and closed its pipes would otherwise survive the timeout.
+        end_tree(&tree, &mut w, Heard::over);
     } else {
         // Descendants may still hold our pipes. Give them a short grace, never past the
-        // overall deadline, then terminate the group so the readers see EOF.
-        // Decision: if the pipes close in time, leftover group members are left alone. The
+        // overall deadline, then terminate the tree so the readers see EOF.
+        // Decision: if the pipes close in time, leftover members are left alone. The
         // reviewer exited on its own; whatever it deliberately detached from our output
         // (e.g. a build server) is its business, as it would be under a shell.
         let grace = match (after(PIPE_GRACE), deadline) {
@@ -195,18 +186,15 @@ fn run_watched(spec: &Spec, watch: Watch) -> io::Result<Captured> {
         };
         if !w.wait_until(grace, Heard::all_closed) {
             stragglers_terminated = true;
-            group.signal(Signal::TERM);
-            w.wait_until(after(TERM_GRACE), Heard::all_closed);
-            group.signal(Signal::KILL);
-            w.wait_until(after(KILL_WAIT), Heard::all_closed);
+            end_tree(&tree, &mut w, Heard::all_closed);
         }
     }
 
-    // Group signalling is over; now reap the leader.
+    // Signalling the tree is over; now reap the leader.
     let status = match w.heard.exited.take() {
         Some(_) => Some(child.wait()),
         None => {
-            // Only reachable after SIGKILL when the child is stuck in the kernel: reap it in
+            // Only reachable after a kill when the child is stuck in the kernel: reap it in
             // the background instead of hanging. If even that thread cannot be started, the
             // zombie lives until we exit, which is better than blocking.
             let _ = thread::Builder::new()
@@ -225,14 +213,7 @@ fn run_watched(spec: &Spec, watch: Watch) -> io::Result<Captured> {
         }
     };
 
-    match guardian {
-        // It holds files the caller is about to replace: dismissed when the hook ends.
-        Some(g) if spec.guardian.as_ref().is_some_and(|l| !l.hold.is_empty()) => {
-            super::guardian::keep(g)
-        }
-        Some(g) => g.dismiss(),
-        None => {}
-    }
+    tree.finish(spec);
     let [(stdout, stdout_truncated), (stderr, stderr_truncated)] = w.finish();
     Ok(Captured {
         ending,
@@ -246,8 +227,18 @@ fn run_watched(spec: &Spec, watch: Watch) -> io::Result<Captured> {
     })
 }
 
-/// Starts the reviewer, in process group `group` (the guardian's) or in a new one.
-fn spawn(spec: &Spec, group: Option<Pid>) -> io::Result<Child> {
+/// Ends the reviewer's tree: asked to stop and given [`TERM_GRACE`] where the platform
+/// can ask, then killed, waiting (bounded) until `done` holds.
+fn end_tree(tree: &os::Tree, w: &mut Waits, done: fn(&Heard) -> bool) {
+    if tree.ask_to_stop() {
+        w.wait_until(after(TERM_GRACE), done);
+    }
+    tree.kill();
+    w.wait_until(after(KILL_WAIT), done);
+}
+
+/// The reviewer's command: no shell, the project as its directory, output piped.
+fn command(spec: &Spec) -> io::Result<Command> {
     let mut cmd = Command::new(&spec.program);
     for name in &spec.env_remove {
         cmd.env_remove(name);
@@ -257,18 +248,8 @@ fn spawn(spec: &Spec, group: Option<Pid>) -> io::Result<Child> {
         .envs(spec.env.iter().map(|(k, v)| (k, v)))
         .stdin(input(&spec.stdin)?)
         .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        // A group of its own (with its guardian), so a timeout can signal the reviewer and
-        // everything it started at once.
-        .process_group(group.map_or(0, Pid::as_raw_pid));
-    // Guarded, the guardian already takes the reviewer down with the hook; unguarded, the
-    // parent-death signal is all there is. Without a pre-exec step std can start the
-    // reviewer with posix_spawn, much cheaper than a fork of the hook.
-    #[cfg(target_os = "linux")]
-    if group.is_none() {
-        set_parent_death_signal(&mut cmd);
-    }
-    cmd.spawn()
+        .stderr(Stdio::piped());
+    Ok(cmd)
 }
 
 /// Stdin holding `bytes`: an anonymous file already written and rewound, not a pipe, so
@@ -280,62 +261,15 @@ fn input(bytes: &[u8]) -> io::Result<Stdio> {
     if bytes.is_empty() {
         return Ok(Stdio::null());
     }
-    let mut file = anonymous_file()?;
+    let mut file = os::anonymous_file()?;
     file.write_all(bytes)?;
     file.rewind()?;
     Ok(Stdio::from(file))
 }
 
-/// A file with no name, gone when its last descriptor closes. Linux: in memory, so a full
-/// or read-only temporary directory does not matter.
-fn anonymous_file() -> io::Result<std::fs::File> {
-    #[cfg(target_os = "linux")]
-    if let Ok(fd) =
-        rustix::fs::memfd_create("taskie-reviewer-prompt", rustix::fs::MemfdFlags::CLOEXEC)
-    {
-        return Ok(std::fs::File::from(fd));
-    }
-    tempfile::tempfile()
-}
-
-/// The process group of `pid`, if it can be read.
-fn child_group(pid: u32) -> Option<Pid> {
-    let pid = Pid::from_raw(i32::try_from(pid).ok()?)?;
-    rustix::process::getpgid(Some(pid)).ok()
-}
-
-/// Arranges for the child to be killed if this process dies (e.g. the hook gets `kill -9`),
-/// so a reviewer can never outlive the hook unobserved.
-///
-/// SIGKILL rather than SIGTERM: once we are dead nobody is left to escalate, and a hung or
-/// TERM-ignoring reviewer (running with --dangerously-skip-permissions) would keep editing
-/// the project forever. Limitation: only the direct child gets it; its own children are
-/// orphaned (a non-cooperating grandchild cannot be reached once we are gone).
-#[cfg(target_os = "linux")]
-fn set_parent_death_signal(cmd: &mut Command) {
-    // Captured before fork: in the child, a different parent means we already died.
-    let parent = rustix::process::getpid();
-    let hook = move || -> io::Result<()> {
-        rustix::process::set_parent_process_death_signal(Some(Signal::KILL))?;
-        // The parent may have died between fork and prctl; then no signal will ever come
-        // (we were already reparented), so fail the exec: the child exits at once.
-        if rustix::process::getppid() != Some(parent) {
-            // An OS error is stored inline (no allocation), so this is fine after fork.
-            return Err(rustix::io::Errno::SRCH.into());
-        }
-        Ok(())
-    };
-    // SAFETY: the closure only makes raw system calls (prctl, getppid) and does not
-    // allocate, lock, or touch state shared with other threads, as required between fork
-    // and exec.
-    unsafe {
-        cmd.pre_exec(hook);
-    }
-}
-
 /// Maps a wait status to an [`Ending`].
 fn ending_of(status: ExitStatus) -> Ending {
-    match (status.code(), status.signal()) {
+    match (status.code(), os::signal_of(status)) {
         (Some(code), _) => Ending::Exited(code),
         (None, Some(sig)) => Ending::Signaled(sig),
         // wait() only returns for terminated children, so one of the above holds.
@@ -345,29 +279,6 @@ fn ending_of(status: ExitStatus) -> Ending {
 
 fn after(d: Duration) -> Option<Instant> {
     Instant::now().checked_add(d)
-}
-
-/// The child's process group (its pgid equals its pid because of `process_group(0)`).
-struct Group(Option<Pid>);
-
-impl Group {
-    fn new(pid: u32) -> Self {
-        // Never turn a bogus pid into kill(0, …) (our own group) or kill(-1, …) (everything).
-        Group(
-            i32::try_from(pid)
-                .ok()
-                .filter(|&p| p > 1)
-                .and_then(Pid::from_raw),
-        )
-    }
-
-    /// Signals every member of the group; errors (typically ESRCH: group empty) are ignored.
-    /// The pgid cannot have been reused: the leader is only reaped after the last signal.
-    fn signal(&self, sig: Signal) {
-        if let Some(pid) = self.0 {
-            let _ = rustix::process::kill_process_group(pid, sig);
-        }
-    }
 }
 
 /// Bounded capture of one output stream.
@@ -438,7 +349,6 @@ struct Waits {
 }
 
 enum By {
-    #[cfg(target_os = "linux")]
     Poll(Polled),
     Threads(Threaded),
 }
@@ -457,7 +367,6 @@ impl Waits {
     /// Starts watching `child`: with `watch`, or with threads where polling cannot start.
     fn start(child: &mut Child, spec: &Spec, watch: Watch) -> io::Result<Waits> {
         let mut heard = Heard::default();
-        #[cfg(target_os = "linux")]
         if watch == Watch::Poll
             && let Some(polled) = Polled::start(child, spec, &mut heard)
         {
@@ -466,7 +375,6 @@ impl Waits {
                 by: By::Poll(polled),
             });
         }
-        let _ = watch;
         let threaded = Threaded::start(child, spec, &mut heard)?;
         Ok(Waits {
             heard,
@@ -479,7 +387,6 @@ impl Waits {
     fn wait_until(&mut self, deadline: Option<Instant>, done: impl Fn(&Heard) -> bool) -> bool {
         while !done(&self.heard) {
             let news = match &mut self.by {
-                #[cfg(target_os = "linux")]
                 By::Poll(p) => p.next(deadline, &mut self.heard),
                 By::Threads(t) => t.next(deadline, &mut self.heard),
             };
@@ -495,8 +402,7 @@ impl Waits {
     /// The captured output, stdout then stderr, each with whether it was cut.
     fn finish(self) -> [(Vec<u8>, bool); 2] {
         match self.by {
-            #[cfg(target_os = "linux")]
-            By::Poll(mut p) => [p.captures[0].take(), p.captures[1].take()],
+            By::Poll(mut p) => p.take(),
             By::Threads(t) => [lock(&t.captures[0]).take(), lock(&t.captures[1]).take()],
         }
     }
@@ -510,99 +416,6 @@ fn time_left(deadline: Option<Instant>) -> Result<Option<Duration>, ()> {
             let now = Instant::now();
             if now >= d { Err(()) } else { Ok(Some(d - now)) }
         }
-    }
-}
-
-/// Linux: the reviewer's pipes and its pidfd, polled on the calling thread.
-#[cfg(target_os = "linux")]
-struct Polled {
-    pipes: [Option<std::os::fd::OwnedFd>; 2],
-    limits: [usize; 2],
-    captures: [Capture; 2],
-    /// Readable once the leader has exited; dropped then.
-    exit: Option<std::os::fd::OwnedFd>,
-    buf: Vec<u8>,
-}
-
-#[cfg(target_os = "linux")]
-impl Polled {
-    /// `None` when the kernel has no pidfd for the child (before Linux 5.3, or refused by
-    /// a seccomp filter): the caller watches with threads then.
-    fn start(child: &mut Child, spec: &Spec, heard: &mut Heard) -> Option<Polled> {
-        let exit = rustix::process::pidfd_open(
-            Pid::from_child(child),
-            rustix::process::PidfdFlags::empty(),
-        )
-        .ok()?;
-        let pipes = [
-            child.stdout.take().map(std::os::fd::OwnedFd::from),
-            child.stderr.take().map(std::os::fd::OwnedFd::from),
-        ];
-        heard.closed = [pipes[0].is_none(), pipes[1].is_none()];
-        Some(Polled {
-            pipes,
-            limits: [spec.stdout_limit, spec.stderr_limit],
-            captures: Default::default(),
-            exit: Some(exit),
-            buf: vec![0; CHUNK],
-        })
-    }
-
-    fn next(&mut self, deadline: Option<Instant>, heard: &mut Heard) -> News {
-        use rustix::event::{PollFd, PollFlags, Timespec};
-        let Ok(left) = time_left(deadline) else {
-            return News::TimedOut;
-        };
-        // A wait too long to express is a wait without end: the caller's deadline is
-        // checked again on the next call either way.
-        let timeout = left.and_then(|d| Timespec::try_from(d).ok());
-        let watched = [&self.pipes[0], &self.pipes[1], &self.exit];
-        let mut fds: Vec<PollFd<'_>> = Vec::with_capacity(3);
-        let mut which = Vec::with_capacity(3);
-        for (i, fd) in watched.iter().enumerate() {
-            if let Some(fd) = fd {
-                fds.push(PollFd::new(fd, PollFlags::IN));
-                which.push(i);
-            }
-        }
-        if fds.is_empty() {
-            return News::Silent;
-        }
-        match rustix::event::poll(&mut fds, timeout.as_ref()) {
-            Ok(_) => {}
-            Err(rustix::io::Errno::INTR) => return News::Some,
-            Err(_) => return News::Silent,
-        }
-        let ready: Vec<usize> = fds
-            .iter()
-            .zip(&which)
-            .filter(|(fd, _)| !fd.revents().is_empty())
-            .map(|(_, &i)| i)
-            .collect();
-        drop(fds);
-        for i in ready {
-            if i == 2 {
-                heard.exited = Some(Ok(()));
-                self.exit = None;
-            } else {
-                self.read(i, heard);
-            }
-        }
-        News::Some
-    }
-
-    /// One read of a pipe `poll` found ready (so it does not block): bytes, or its end.
-    fn read(&mut self, i: usize, heard: &mut Heard) {
-        let Some(pipe) = &self.pipes[i] else { return };
-        match rustix::io::read(pipe, &mut self.buf) {
-            Ok(0) => {}
-            Ok(n) => return self.captures[i].add(&self.buf[..n], self.limits[i]),
-            Err(rustix::io::Errno::INTR | rustix::io::Errno::AGAIN) => return,
-            // Any other read error ends the stream like EOF would.
-            Err(_) => {}
-        }
-        self.pipes[i] = None;
-        heard.closed[i] = true;
     }
 }
 
@@ -625,12 +438,18 @@ impl Threaded {
         let (tx, rx) = mpsc::channel();
         let streams = [
             (
-                child.stdout.take().map(std::os::fd::OwnedFd::from),
+                child
+                    .stdout
+                    .take()
+                    .map(|p| Box::new(p) as Box<dyn Read + Send>),
                 spec.stdout_limit,
                 Stream::Stdout,
             ),
             (
-                child.stderr.take().map(std::os::fd::OwnedFd::from),
+                child
+                    .stderr
+                    .take()
+                    .map(|p| Box::new(p) as Box<dyn Read + Send>),
                 spec.stderr_limit,
                 Stream::Stderr,
             ),
@@ -641,11 +460,11 @@ impl Threaded {
                 None => heard.closed[which as usize] = true,
             }
         }
-        let pid = Pid::from_child(child);
+        let wait_exit = os::exit_waiter(child)?;
         let waiter = tx.clone();
         thread::Builder::new()
             .name("taskie-wait".into())
-            .spawn(move || send(&waiter, Event::Exited(wait_exit(pid))))?;
+            .spawn(move || send(&waiter, Event::Exited(wait_exit())))?;
         // Only the threads hold senders now, so a disconnected channel means they are all
         // gone.
         drop(tx);
@@ -681,25 +500,10 @@ fn send(tx: &Sender<Event>, ev: Event) {
     let _ = tx.send(ev);
 }
 
-/// Blocks until the child has terminated, without reaping it (WNOWAIT). Keeping the zombie
-/// reserves its pid, so the pgid cannot be reused by an unrelated group while we may still
-/// signal it; the actual reap happens afterwards in `run` via `Child::wait`.
-fn wait_exit(pid: Pid) -> io::Result<()> {
-    loop {
-        match rustix::process::waitid(
-            WaitId::Pid(pid),
-            WaitIdOptions::EXITED | WaitIdOptions::NOWAIT,
-        ) {
-            Err(rustix::io::Errno::INTR) => continue,
-            r => return r.map(drop).map_err(io::Error::from),
-        }
-    }
-}
-
 /// Reads a pipe to EOF on its own thread, keeping the first `limit` bytes and discarding the
 /// rest, so the child never blocks on a full pipe however much it writes.
 fn spawn_reader(
-    pipe: std::os::fd::OwnedFd,
+    mut pipe: Box<dyn Read + Send>,
     limit: usize,
     capture: &Arc<Mutex<Capture>>,
     tx: &Sender<Event>,
@@ -707,7 +511,6 @@ fn spawn_reader(
 ) -> io::Result<()> {
     let capture = Arc::clone(capture);
     let tx = tx.clone();
-    let mut pipe = std::fs::File::from(pipe);
     thread::Builder::new()
         .name("taskie-read".into())
         .spawn(move || {
@@ -731,9 +534,13 @@ fn spawn_reader(
     Ok(())
 }
 
+// The tests start programs of a Unix system (`/bin/sh`, `sleep`); Windows has its own
+// in `process/windows.rs`.
 #[cfg(test)]
+#[cfg(unix)]
 mod tests {
     use super::*;
+    use rustix::process::{Pid, Signal};
     use std::fs;
     use std::path::Path;
 

@@ -6,11 +6,18 @@
 //! The rest ([`replace`]: bindings, logs, the block count, the spend ledger) is not worth
 //! an fsync at every stop: each fsync costs more than the whole hook's own work.
 
-use std::fs::Permissions;
 use std::io::{self, Write};
-use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
+
+// What a replacement keeps of the old file, making a rename durable, and what may
+// briefly stand in a rename's way differ per platform.
+#[cfg(unix)]
+#[path = "atomic/unix.rs"]
+mod os;
+#[cfg(windows)]
+#[path = "atomic/windows.rs"]
+mod os;
 
 use crate::model::plan_file::TEMP_PREFIX;
 
@@ -41,7 +48,7 @@ pub fn replace(path: &Path, bytes: &[u8]) -> io::Result<()> {
 /// wrote, before the state that points to it). Its directory entry is made durable by the
 /// directory sync of the [`write`] that follows in the same directory.
 pub fn sync_file(path: &Path) -> io::Result<()> {
-    let file = crate::store::fs::open_regular(path, crate::store::fs::Open::Read)?;
+    let file = crate::store::fs::open_regular(path, crate::store::fs::Open::Flush)?;
     sync(&file, path)
 }
 
@@ -129,23 +136,7 @@ fn rewrite_with(
         Some(d) if !d.as_os_str().is_empty() => d,
         _ => Path::new("."),
     };
-    let kept = std::fs::symlink_metadata(path)
-        .ok()
-        .filter(|m| m.is_file())
-        .map(|m| m.permissions().mode() & 0o777);
-    // Created no wider than the target (open applies the umask on top), so nobody can
-    // open the temporary file with more access than the target grants.
-    let mut tmp = tempfile::Builder::new()
-        .prefix(TEMP_PREFIX)
-        .permissions(Permissions::from_mode(kept.unwrap_or(0o666)))
-        .tempfile_in(dir)
-        .map_err(|e| with_path(e, dir))?;
-    if let Some(mode) = kept {
-        // Exactly the target's bits: the umask may have narrowed them at creation.
-        tmp.as_file()
-            .set_permissions(Permissions::from_mode(mode))
-            .map_err(|e| with_path(e, tmp.path()))?;
-    }
+    let mut tmp = os::temp_file_for(path, dir)?;
     fill(tmp.as_file_mut()).map_err(|e| with_path(e, tmp.path()))?;
     if durable {
         sync(tmp.as_file(), path)?;
@@ -153,7 +144,7 @@ fn rewrite_with(
     before_rename();
     pause_point("before-rename", path);
     fail_point("before-rename", path)?;
-    tmp.persist(path).map_err(|e| with_path(e.error, path))?;
+    persist(tmp, path)?;
     if durable {
         trace("rename", path);
     }
@@ -162,6 +153,24 @@ fn rewrite_with(
         sync_dir(dir)?;
     }
     Ok(())
+}
+
+/// Renames `tmp` over `path`, trying again for a moment while something holds `path` open
+/// in a way that forbids it (on Windows: an editor, a virus scanner, the search indexer).
+fn persist(mut tmp: tempfile::NamedTempFile, path: &Path) -> io::Result<()> {
+    let mut waits = os::REPLACE_RETRIES.iter();
+    loop {
+        match tmp.persist(path) {
+            Ok(_) => return Ok(()),
+            Err(e) => match waits.next() {
+                Some(wait) if os::may_pass(&e.error) => {
+                    std::thread::sleep(*wait);
+                    tmp = e.file;
+                }
+                _ => return Err(with_path(e.error, path)),
+            },
+        }
+    }
 }
 
 /// fsync, naming `path` (the file the data is for) in its error.
@@ -260,8 +269,10 @@ fn fail_point(_point: &str, _path: &Path) -> io::Result<()> {
 
 /// Makes a rename in `dir` durable.
 fn sync_dir(dir: &Path) -> io::Result<()> {
-    let handle = fs_err::File::open(dir)?;
-    sync(handle.file(), dir)
+    match os::directory_handle(dir)? {
+        Some(handle) => sync(&handle, dir),
+        None => Ok(()),
+    }
 }
 
 fn with_path(err: io::Error, path: &Path) -> io::Error {
@@ -339,33 +350,6 @@ mod tests {
             .map(|e| e.file_name())
             .collect();
         assert_eq!(names, vec![std::ffi::OsString::from("state.json")]);
-    }
-
-    fn mode(path: &Path) -> u32 {
-        std::fs::metadata(path).unwrap().permissions().mode() & 0o777
-    }
-
-    #[test]
-    fn a_rewrite_keeps_the_permission_bits_of_the_file_it_replaces() {
-        let dir = tempfile::tempdir().unwrap();
-        let target = dir.path().join("state.json");
-        for bits in [0o644, 0o600, 0o640, 0o664] {
-            std::fs::write(&target, b"old").unwrap();
-            std::fs::set_permissions(&target, Permissions::from_mode(bits)).unwrap();
-            write(&target, b"new").unwrap();
-            assert_eq!(mode(&target), bits, "{bits:o}");
-        }
-    }
-
-    #[test]
-    fn a_new_file_gets_the_mode_a_created_file_gets() {
-        let dir = tempfile::tempdir().unwrap();
-        let ours = dir.path().join("state.json");
-        write(&ours, b"x").unwrap();
-        // Whatever the umask of the test run: the same as a plainly created file.
-        let plain = dir.path().join("plain");
-        std::fs::write(&plain, b"x").unwrap();
-        assert_eq!(mode(&ours), mode(&plain));
     }
 
     #[test]

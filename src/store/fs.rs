@@ -6,6 +6,14 @@
 use std::io::{self, Read};
 use std::path::Path;
 
+// The system calls differ: each platform's open and its names for what is not a file.
+#[cfg(unix)]
+#[path = "fs/unix.rs"]
+mod os;
+#[cfg(windows)]
+#[path = "fs/windows.rs"]
+mod os;
+
 /// How a file is opened. Writers never follow a symbolic link planted at the path (it could
 /// point anywhere the user can write) and create the file when it is missing.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -16,6 +24,9 @@ pub enum Open {
     Write,
     /// Append, creating the file.
     Append,
+    /// An existing file, to force its content to disk: Windows flushes only a handle
+    /// opened for writing; elsewhere it is opened for reading. Never created.
+    Flush,
 }
 
 /// The most taskie reads of one plan file (tasks.md, state.json, a review file): far
@@ -54,43 +65,26 @@ pub fn open_regular(path: &Path, how: Open) -> io::Result<std::fs::File> {
 /// [`open_regular`], with the file's size from the same `fstat` (one system call less for
 /// the callers that need it, on the every-stop path).
 pub fn open_regular_sized(path: &Path, how: Open) -> io::Result<(std::fs::File, u64)> {
-    use rustix::fs::{Mode, OFlags};
-    use std::os::unix::fs::FileTypeExt;
-    let flags = OFlags::NONBLOCK
-        | OFlags::CLOEXEC
-        | match how {
-            Open::Read => OFlags::RDONLY,
-            Open::Write => OFlags::WRONLY | OFlags::CREATE | OFlags::NOFOLLOW,
-            Open::Append => OFlags::WRONLY | OFlags::APPEND | OFlags::CREATE | OFlags::NOFOLLOW,
-        };
-    // The system call itself (the C library's open adds an fcntl for close-on-exec at
-    // every call), and its error code kept whole to tell a FIFO apart.
-    let opened = loop {
-        match rustix::fs::open(path, flags, Mode::from_bits_truncate(0o666)) {
-            Err(rustix::io::Errno::INTR) => continue,
-            other => break other.map(std::fs::File::from).map_err(io::Error::from),
+    let file = os::open(path, how).map_err(|e| {
+        if os::refused_as_fifo(&e) {
+            not_regular(path, "a FIFO or device")
+        } else {
+            io::Error::new(
+                e.kind(),
+                format!("failed to open file `{}`: {e}", path.display()),
+            )
         }
-    };
-    let file = opened.map_err(|e| match e.raw_os_error() {
-        // A FIFO nobody reads refuses a non-blocking writer with ENXIO.
-        Some(libc::ENXIO) => not_regular(path, "a FIFO or device"),
-        _ => io::Error::new(
-            e.kind(),
-            format!("failed to open file `{}`: {e}", path.display()),
-        ),
     })?;
     let file = fs_err::File::from_parts(file, path);
     let meta = file.metadata()?;
     let kind = meta.file_type();
     if !kind.is_file() {
-        let what = if kind.is_fifo() {
-            "a FIFO"
-        } else if kind.is_dir() {
+        let what = if kind.is_dir() {
             "a directory"
-        } else if kind.is_char_device() || kind.is_block_device() {
-            "a device"
+        } else if kind.is_symlink() {
+            "a link"
         } else {
-            "not a regular file"
+            os::kind_name(&kind)
         };
         return Err(not_regular(path, what));
     }

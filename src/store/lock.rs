@@ -15,9 +15,16 @@ use crate::store::fs;
 use serde::{Deserialize, Serialize};
 use std::fs::File;
 use std::io;
-use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
+
+// Taking the lock and writing the announcement beside it differ per platform.
+#[cfg(unix)]
+#[path = "lock/unix.rs"]
+mod os;
+#[cfg(windows)]
+#[path = "lock/windows.rs"]
+mod os;
 
 /// The lock files this process holds: one or two, so a list (a hash set would be the
 /// only hashing of a stop, and its randomly keyed hasher costs a system call).
@@ -106,7 +113,7 @@ impl PlanLock {
     pub fn announce(&self, running: &Running) {
         if let (Ok(text), Some(file)) = (serde_json::to_string(running), &self.file) {
             let _ = file.set_len(0);
-            let _ = file.write_all_at(text.as_bytes(), 0);
+            let _ = os::write_at_start(file, text.as_bytes());
         }
     }
 
@@ -130,11 +137,11 @@ pub fn try_lock(locks: &Path, plan: &str) -> io::Result<Option<PlanLock>> {
         return Ok(None);
     }
     let taken = fs::open_regular_sized(&path, fs::Open::Write).and_then(|(file, len)| {
-        match rustix::fs::fcntl_lock(&file, rustix::fs::FlockOperation::NonBlockingLockExclusive) {
-            Ok(()) => Ok(Some((file, len))),
-            Err(e) if e == rustix::io::Errno::AGAIN || e == rustix::io::Errno::ACCESS => Ok(None),
+        match os::try_lock(&file) {
+            Ok(true) => Ok(Some((file, len))),
+            Ok(false) => Ok(None),
             Err(e) => Err(io::Error::new(
-                io::Error::from(e).kind(),
+                e.kind(),
                 format!("cannot lock {}: {e}", path.display()),
             )),
         }

@@ -12,9 +12,7 @@
 //!
 //! Elsewhere it falls back to `std::fs` with the same results.
 
-use std::ffi::OsStr;
 use std::io;
-use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -40,34 +38,34 @@ pub fn newest_plan(
 ) -> io::Result<Option<String>> {
     // The error of the listing the hook has always reported, naming the path.
     let root = sys::Dir::open(plans).map_err(|e| fs_err::read_dir(plans).err().unwrap_or(e))?;
-    let mut candidates: Vec<Vec<u8>> = Vec::new();
+    let mut candidates: Vec<String> = Vec::new();
     let mut buf = sys::Buf::new();
     // A read error ends the listing, as it ends `std::fs::ReadDir`.
     let _ = root.for_each(&mut buf, &mut |name, kind| {
-        if name == b"." || name == b".." || !root.is_dir(name, kind) {
+        if name == "." || name == ".." || !root.is_dir(name, kind) {
             return;
         }
-        match std::str::from_utf8(name) {
-            Ok(n) if crate::model::plan_file::valid_id(n) => {
+        match name.to_str() {
+            Some(n) if crate::model::plan_file::valid_id(n) => {
                 if !skip(n) {
-                    candidates.push(name.to_vec())
+                    candidates.push(n.to_owned())
                 }
             }
             _ => warn(format!(
                 "skipping {}: not a valid plan id",
-                plans.join(OsStr::from_bytes(name)).display()
+                plans.join(name).display()
             )),
         }
     });
     let best = newest_of(&root, &candidates, buf);
-    Ok(best.map(|(_, i)| String::from_utf8_lossy(&candidates[i]).into_owned()))
+    Ok(best.map(|(_, i)| candidates[i].clone()))
 }
 
 /// The best of `candidates` (its stamp and index), scanned on up to [`MAX_THREADS`]
 /// scoped threads. They take small batches from a shared counter rather than fixed
 /// shares, so a helper that starts late (another process has its CPU) leaves its work
 /// to the others instead of making them wait: never much slower than one thread.
-fn newest_of(root: &sys::Dir, candidates: &[Vec<u8>], buf: sys::Buf) -> Option<(Stamp, usize)> {
+fn newest_of(root: &sys::Dir, candidates: &[String], buf: sys::Buf) -> Option<(Stamp, usize)> {
     let threads = if candidates.len() < 2 * PLANS_PER_THREAD {
         1
     } else {
@@ -89,9 +87,10 @@ fn newest_of(root: &sys::Dir, candidates: &[Vec<u8>], buf: sys::Buf) -> Option<(
             })
             .collect();
         // Only once helpers exist: this thread leaves their CPU (see `StepAside`).
-        let aside = (!helpers.is_empty()).then(sys::StepAside::new);
-        let mut best = work(root, candidates, next, buf);
-        drop(aside);
+        let mut best = {
+            let _aside = (!helpers.is_empty()).then(sys::StepAside::new);
+            work(root, candidates, next, buf)
+        };
         for h in helpers {
             let theirs = h.join().unwrap_or_else(|p| std::panic::resume_unwind(p));
             best = newer(candidates, best, theirs);
@@ -102,7 +101,7 @@ fn newest_of(root: &sys::Dir, candidates: &[Vec<u8>], buf: sys::Buf) -> Option<(
 
 /// The newer of two (stamp, index) picks; a tie goes to the greatest name.
 fn newer(
-    candidates: &[Vec<u8>],
+    candidates: &[String],
     a: Option<(Stamp, usize)>,
     b: Option<(Stamp, usize)>,
 ) -> Option<(Stamp, usize)> {
@@ -122,7 +121,7 @@ fn newer(
 /// Scans batches of plans until none is left; the best seen, as (stamp, index).
 fn work(
     root: &sys::Dir,
-    candidates: &[Vec<u8>],
+    candidates: &[String],
     next: &AtomicUsize,
     mut buf: sys::Buf,
 ) -> Option<(Stamp, usize)> {
@@ -143,11 +142,12 @@ fn work(
 
 /// The newest stamp of a `*.md` or `state.json` directly in plan directory `name`;
 /// `None` when there is none or the directory cannot be read.
-fn newest_file(root: &sys::Dir, name: &[u8], buf: &mut sys::Buf) -> Option<Stamp> {
-    let dir = root.open_dir(name).ok()?;
+fn newest_file(root: &sys::Dir, name: &str, buf: &mut sys::Buf) -> Option<Stamp> {
+    let dir = root.open_dir(name.as_ref()).ok()?;
     let mut newest = None;
     let _ = dir.for_each(buf, &mut |file, _| {
-        if (file.ends_with(b".md") || file == b"state.json")
+        let bytes = file.as_encoded_bytes();
+        if (bytes.ends_with(b".md") || bytes == b"state.json")
             && let Some(t) = dir.mtime(file)
         {
             newest = newest.max(Some(t));
@@ -181,222 +181,63 @@ pub fn entries_named(
     let mut buf = sys::Buf::new();
     let mut out = Vec::new();
     d.for_each(&mut buf, &mut |name, kind| {
-        if name != b"." && name != b".." && wanted(name) {
-            out.push((OsStr::from_bytes(name).to_owned(), d.is_dir(name, kind)));
+        if name != "." && name != ".." && wanted(name.as_encoded_bytes()) {
+            out.push((name.to_owned(), d.is_dir(name, kind)));
         }
     })
     .map_err(named)?;
     Ok(out)
 }
 
+// Linux lists with `getdents64` into a buffer of ours; elsewhere `std::fs` does it.
 #[cfg(target_os = "linux")]
-mod sys {
-    //! Directories as descriptors, read with `getdents64` through `rustix::fs::RawDir`.
-
-    use super::Stamp;
-    use rustix::fs::{AtFlags, FileType, Mode, OFlags, RawDir};
-    use rustix::io::Errno;
-    use std::io;
-    use std::mem::MaybeUninit;
-    use std::os::fd::OwnedFd;
-    use std::path::Path;
-
-    /// `getdents64` output buffer: a plan directory fits many times over, and a large
-    /// `.taskie/plans` takes a few calls (the cost is per entry, not per call).
-    pub struct Buf(Vec<MaybeUninit<u8>>);
-
-    impl Buf {
-        pub fn new() -> Buf {
-            Buf(vec![MaybeUninit::uninit(); 8 * 1024])
-        }
-    }
-
-    pub struct Dir(OwnedFd);
-
-    /// Moves the scanning thread off the CPU it runs on, for the length of the scan, and
-    /// back to all its CPUs on drop. A just-started helper thread tends to be queued on
-    /// its creator's CPU and to wait there, idle CPUs or not, until the creator blocks or
-    /// the scheduler rebalances (measured here: a quarter to half of the starts took
-    /// 1.5-2 ms instead of 60 µs), which would serialise the scan. Leaving that CPU to the
-    /// helpers lets them start at once. Best effort: on any failure nothing moves.
-    pub struct StepAside(Option<rustix::thread::CpuSet>);
-
-    impl StepAside {
-        pub fn new() -> StepAside {
-            let Ok(all) = rustix::thread::sched_getaffinity(None) else {
-                return StepAside(None);
-            };
-            let mut others = all;
-            others.unset(rustix::thread::sched_getcpu());
-            let moved =
-                others.count() > 0 && rustix::thread::sched_setaffinity(None, &others).is_ok();
-            StepAside(moved.then_some(all))
-        }
-    }
-
-    impl Drop for StepAside {
-        fn drop(&mut self) {
-            // Restored before anything else runs on this thread: the reviewer, started
-            // later, inherits this thread's CPU set.
-            if let Some(all) = &self.0 {
-                let _ = rustix::thread::sched_setaffinity(None, all);
-            }
-        }
-    }
-
-    /// Retries a call interrupted by a signal.
-    fn retry<T>(mut f: impl FnMut() -> rustix::io::Result<T>) -> io::Result<T> {
-        loop {
-            match f() {
-                Err(Errno::INTR) => continue,
-                r => return r.map_err(io::Error::from),
-            }
-        }
-    }
-
-    impl Dir {
-        pub fn open(path: &Path) -> io::Result<Dir> {
-            Dir::open_at(
-                rustix::fs::CWD,
-                path.as_os_str().as_encoded_bytes(),
-                OFlags::empty(),
-            )
-        }
-
-        /// A subdirectory; a symbolic link is not followed.
-        pub fn open_dir(&self, name: &[u8]) -> io::Result<Dir> {
-            Dir::open_at(&self.0, name, OFlags::NOFOLLOW)
-        }
-
-        fn open_at(at: impl std::os::fd::AsFd, path: &[u8], extra: OFlags) -> io::Result<Dir> {
-            let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC | extra;
-            retry(|| rustix::fs::openat(&at, path, flags, Mode::empty())).map(Dir)
-        }
-
-        /// Calls `f(name, type)` for every entry, `.` and `..` included.
-        pub fn for_each(
-            &self,
-            buf: &mut Buf,
-            f: &mut dyn FnMut(&[u8], FileType),
-        ) -> io::Result<()> {
-            let mut entries = RawDir::new(&self.0, &mut buf.0);
-            while let Some(entry) = entries.next() {
-                let entry = entry?;
-                f(entry.file_name().to_bytes(), entry.file_type());
-            }
-            Ok(())
-        }
-
-        /// `lstat` of an entry, relative to this directory.
-        fn stat(&self, name: &[u8]) -> Option<rustix::fs::Stat> {
-            retry(|| rustix::fs::statat(&self.0, name, AtFlags::SYMLINK_NOFOLLOW)).ok()
-        }
-
-        // The fields are narrower than i64 on 32-bit targets.
-        #[allow(clippy::unnecessary_cast)]
-        pub fn mtime(&self, name: &[u8]) -> Option<Stamp> {
-            self.stat(name)
-                .map(|st| (st.st_mtime as i64, st.st_mtime_nsec as i64))
-        }
-
-        /// Whether an entry is a directory (not a link to one), from `d_type` when the
-        /// file system fills it in.
-        pub fn is_dir(&self, name: &[u8], kind: FileType) -> bool {
-            match kind {
-                FileType::Directory => true,
-                FileType::Unknown => self
-                    .stat(name)
-                    .is_some_and(|st| FileType::from_raw_mode(st.st_mode).is_dir()),
-                _ => false,
-            }
-        }
-    }
-}
-
+#[path = "scan/linux.rs"]
+mod sys;
 #[cfg(not(target_os = "linux"))]
-mod sys {
-    //! Portable fallback on `std::fs`, with the same results.
-
-    use super::Stamp;
-    use std::ffi::OsStr;
-    use std::io;
-    use std::os::unix::ffi::OsStrExt;
-    use std::os::unix::fs::MetadataExt;
-    use std::path::{Path, PathBuf};
-
-    pub struct Buf;
-
-    impl Buf {
-        pub fn new() -> Buf {
-            Buf
-        }
-    }
-
-    pub struct Dir(PathBuf);
-
-    /// Nothing to do without the Linux scheduler calls.
-    pub struct StepAside;
-
-    impl StepAside {
-        pub fn new() -> StepAside {
-            StepAside
-        }
-    }
-
-    /// `d_type` stand-ins for the fallback.
-    const DIR: u8 = 1;
-    const OTHER: u8 = 0;
-
-    impl Dir {
-        pub fn open(path: &Path) -> io::Result<Dir> {
-            fs_err::read_dir(path)?;
-            Ok(Dir(path.to_path_buf()))
-        }
-
-        pub fn open_dir(&self, name: &[u8]) -> io::Result<Dir> {
-            let path = self.0.join(OsStr::from_bytes(name));
-            if std::fs::symlink_metadata(&path)?.is_dir() {
-                Ok(Dir(path))
-            } else {
-                Err(io::Error::other("not a directory"))
-            }
-        }
-
-        pub fn for_each(&self, _: &mut Buf, f: &mut dyn FnMut(&[u8], u8)) -> io::Result<()> {
-            for entry in fs_err::read_dir(&self.0)? {
-                let Ok(entry) = entry else { continue };
-                let kind = if entry.file_type().is_ok_and(|t| t.is_dir()) {
-                    DIR
-                } else {
-                    OTHER
-                };
-                f(entry.file_name().as_bytes(), kind);
-            }
-            Ok(())
-        }
-
-        pub fn mtime(&self, name: &[u8]) -> Option<Stamp> {
-            let m = std::fs::symlink_metadata(self.0.join(OsStr::from_bytes(name))).ok()?;
-            Some((m.mtime(), m.mtime_nsec()))
-        }
-
-        pub fn is_dir(&self, _: &[u8], kind: u8) -> bool {
-            kind == DIR
-        }
-    }
-}
+#[path = "scan/portable.rs"]
+mod sys;
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// A symbolic link to directory `to` at `at`.
+    fn link_dir(to: &Path, at: &Path) {
+        #[cfg(unix)]
+        std::os::unix::fs::symlink(to, at).unwrap();
+        #[cfg(windows)]
+        std::os::windows::fs::symlink_dir(to, at).unwrap();
+    }
+
+    /// A directory opened so that its times can be set.
+    fn open_dir_to_touch(dir: &Path) -> File {
+        #[cfg(unix)]
+        return File::open(dir).unwrap();
+        #[cfg(windows)]
+        {
+            use std::os::windows::fs::OpenOptionsExt;
+            // Windows opens a directory only with backup semantics, and sets its times
+            // only through a handle that may write its attributes.
+            const FILE_FLAG_BACKUP_SEMANTICS: u32 = 0x0200_0000;
+            fs::OpenOptions::new()
+                .write(true)
+                .custom_flags(FILE_FLAG_BACKUP_SEMANTICS)
+                .open(dir)
+                .unwrap()
+        }
+    }
+
     #[test]
+    #[cfg_attr(
+        windows,
+        ignore = "Wine lists no entry for a link it made: run it on a real Windows machine"
+    )]
     fn entries_lists_files_and_directories_but_not_links_to_them_as_directories() {
         let tmp = tempfile::tempdir().unwrap();
         let d = tmp.path();
         std::fs::write(d.join("a.md"), "").unwrap();
         std::fs::create_dir(d.join("sub")).unwrap();
-        std::os::unix::fs::symlink(d.join("sub"), d.join("link")).unwrap();
+        link_dir(&d.join("sub"), &d.join("link"));
         let mut got = entries(d).unwrap();
         got.sort();
         let want: Vec<(std::ffi::OsString, bool)> = vec![
@@ -501,8 +342,7 @@ mod tests {
         assert_eq!(check(plans).as_deref(), Some("a"));
         // A directory whose name ends in .md is stat-ed like a file, as it always was.
         fs::create_dir(plans.join("b/odd.md")).unwrap();
-        File::open(plans.join("b/odd.md"))
-            .unwrap()
+        open_dir_to_touch(&plans.join("b/odd.md"))
             .set_modified(at(50, 0))
             .unwrap();
         assert_eq!(check(plans).as_deref(), Some("b"));
@@ -517,7 +357,7 @@ mod tests {
         touch(plans.join("with space/plan.md"), at(99, 0));
         touch(plans.join("loose-file.md"), at(99, 0));
         touch(tmp.path().join("elsewhere/plan.md"), at(99, 0));
-        std::os::unix::fs::symlink(tmp.path().join("elsewhere"), plans.join("linked")).unwrap();
+        link_dir(&tmp.path().join("elsewhere"), &plans.join("linked"));
         fs::create_dir(plans.join("empty")).unwrap();
         assert_eq!(check(&plans).as_deref(), Some("ok"));
     }

@@ -80,8 +80,9 @@ fn binding_of(name: &std::ffi::OsStr) -> Option<&str> {
 
 /// The names of the bindings in `.taskie/sessions` (only theirs are copied).
 fn bindings(dir: &std::path::Path) -> std::io::Result<Vec<std::ffi::OsString>> {
-    use std::os::unix::ffi::OsStrExt;
-    let is_binding = |n: &[u8]| binding_of(std::ffi::OsStr::from_bytes(n)).is_some();
+    // Only an ASCII `.json` name can be a binding's, and such bytes are UTF-8 everywhere.
+    let is_binding =
+        |n: &[u8]| std::str::from_utf8(n).is_ok_and(|n| binding_of(n.as_ref()).is_some());
     let entries = crate::store::scan::entries_named(dir, is_binding)?;
     Ok(entries.into_iter().map(|(name, _)| name).collect())
 }
