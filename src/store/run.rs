@@ -5,6 +5,14 @@
 use crate::model::run::journal::Entry;
 use serde::{Deserialize, Serialize};
 use std::io::Write;
+
+// Dying at once, as a `kill -9` does, differs per platform.
+#[cfg(unix)]
+#[path = "run/unix.rs"]
+mod os;
+#[cfg(windows)]
+#[path = "run/windows.rs"]
+mod os;
 use std::path::{Path, PathBuf};
 
 /// The journal's file name in the run's directory.
@@ -91,8 +99,7 @@ fn kill_point(when: &str, step: &str) {
     }
     let nth: usize = parts.next().and_then(|n| n.parse().ok()).unwrap_or(1);
     if SEEN.fetch_add(1, Ordering::SeqCst) + 1 == nth {
-        let _ =
-            rustix::process::kill_process(rustix::process::getpid(), rustix::process::Signal::KILL);
+        os::kill_this_process();
     }
 }
 

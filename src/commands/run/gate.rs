@@ -7,6 +7,14 @@ use crate::commands::run::context::Context;
 use crate::store::git::Git;
 use crate::store::run::{GATE_MARK, GateMark};
 use serde_json::{Value, json};
+
+// A link to a directory differs per platform.
+#[cfg(unix)]
+#[path = "gate/unix.rs"]
+mod os;
+#[cfg(windows)]
+#[path = "gate/windows.rs"]
+mod os;
 use std::path::Path;
 
 /// The file of git ignore rules a session's git commands get, so `.taskie` (the link)
@@ -116,5 +124,5 @@ fn link(worktree: &Path, gate: &Path) -> std::io::Result<()> {
         Ok(_) => fs_err::remove_file(&at)?,
         Err(_) => {}
     }
-    std::os::unix::fs::symlink(gate, &at)
+    os::link_dir(gate, &at)
 }

@@ -7,6 +7,14 @@ use crate::commands::run::gate::EXCLUDES;
 use crate::model::host::Client;
 use std::io::Write;
 use std::path::{Path, PathBuf};
+
+// A session's process group, and stopping one a crash left behind, differ per platform.
+#[cfg(unix)]
+#[path = "session/unix.rs"]
+mod os;
+#[cfg(windows)]
+#[path = "session/windows.rs"]
+mod os;
 use std::process::{Command, Stdio};
 
 /// How a session ended.
@@ -161,26 +169,7 @@ const AGENT_PID: &str = "agent.pid";
 /// Stops the process group of a session a killed driver left behind in this gate, so two
 /// sessions never work in one worktree.
 pub fn stop_leftover(gate: &Path) {
-    use rustix::process::{Pid, Signal, kill_process_group, test_kill_process_group};
-    let Some(pid) = std::fs::read_to_string(gate.join(AGENT_PID))
-        .ok()
-        .and_then(|t| t.trim().parse::<i32>().ok())
-        .and_then(Pid::from_raw)
-    else {
-        return;
-    };
-    for (signal, wait) in [(Signal::TERM, 50), (Signal::KILL, 50)] {
-        if test_kill_process_group(pid).is_err() {
-            return;
-        }
-        let _ = kill_process_group(pid, signal);
-        for _ in 0..wait {
-            if test_kill_process_group(pid).is_err() {
-                return;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(100));
-        }
-    }
+    os::stop_leftover(&gate.join(AGENT_PID));
 }
 
 /// The program: `TASKIE_AGENT`, else the CLI's own name.
@@ -227,7 +216,7 @@ pub fn run(ctx: &Context, task: &str, worktree: &Path) -> Ended {
     };
     // Its own process group: a session a crash of the driver left running is stopped,
     // whole, before its task's next session starts (see `stop_leftover`).
-    std::os::unix::process::CommandExt::process_group(&mut cmd, 0);
+    os::own_group(&mut cmd);
     stop_leftover(&gate);
     let mut child = match cmd.spawn() {
         Ok(c) => c,

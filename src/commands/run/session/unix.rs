@@ -1,0 +1,34 @@
+//! Unix: a session leads a process group of its own.
+
+use std::path::Path;
+use std::process::Command;
+
+/// A group of its own: a session a crash of the driver left running is stopped, whole.
+pub(super) fn own_group(cmd: &mut Command) {
+    std::os::unix::process::CommandExt::process_group(cmd, 0);
+}
+
+/// Stops the process group of a session a killed driver left behind in this gate, so two
+/// sessions never work in one worktree.
+pub(super) fn stop_leftover(pidfile: &Path) {
+    use rustix::process::{Pid, Signal, kill_process_group, test_kill_process_group};
+    let Some(pid) = std::fs::read_to_string(pidfile)
+        .ok()
+        .and_then(|t| t.trim().parse::<i32>().ok())
+        .and_then(Pid::from_raw)
+    else {
+        return;
+    };
+    for (signal, wait) in [(Signal::TERM, 50), (Signal::KILL, 50)] {
+        if test_kill_process_group(pid).is_err() {
+            return;
+        }
+        let _ = kill_process_group(pid, signal);
+        for _ in 0..wait {
+            if test_kill_process_group(pid).is_err() {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+    }
+}
