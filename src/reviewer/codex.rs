@@ -146,7 +146,7 @@ impl Events {
     pub fn parse(stdout: &[u8]) -> Events {
         let mut e = Events::default();
         for line in String::from_utf8_lossy(stdout).lines() {
-            match serde_json::from_str::<Event>(line) {
+            match crate::reviewer::result::from_slice_taming_numbers::<Event>(line.as_bytes()) {
                 Ok(Event::ItemCompleted { item }) if item.kind == "agent_message" => {
                     e.final_message = item.text;
                 }

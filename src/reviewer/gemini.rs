@@ -122,7 +122,7 @@ impl Output {
     /// Stdout as the result object; when it is not one, the last `{…}` block on stderr,
     /// where gemini puts its error object.
     pub fn parse(stdout: &[u8], stderr: &[u8]) -> Output {
-        if let Ok(o) = serde_json::from_slice::<Output>(stdout) {
+        if let Ok(o) = crate::reviewer::result::from_slice_taming_numbers::<Output>(stdout) {
             return o;
         }
         let err = String::from_utf8_lossy(stderr);

@@ -105,6 +105,65 @@ impl Structured {
     }
 }
 
+/// Parses JSON whose numbers may lie beyond f64 (`1e400` in a token count): serde_json
+/// refuses the whole text for one such number, which would lose the review it came with
+/// (SPEC §18: an insane amount is skipped, the review kept). Only when the plain parse
+/// fails, each out-of-range number outside a string becomes `null`, which the amount
+/// readers skip.
+pub(crate) fn from_slice_taming_numbers<T: serde::de::DeserializeOwned>(
+    json: &[u8],
+) -> serde_json::Result<T> {
+    serde_json::from_slice(json).or_else(|e| match tame_numbers(json) {
+        Some(tamed) => serde_json::from_slice(&tamed),
+        None => Err(e),
+    })
+}
+
+/// `json` with every number token outside strings that overflows f64 replaced by `null`;
+/// `None` when there is none.
+fn tame_numbers(json: &[u8]) -> Option<Vec<u8>> {
+    let mut out = Vec::with_capacity(json.len());
+    let (mut i, mut in_string, mut changed) = (0, false, false);
+    while i < json.len() {
+        let b = json[i];
+        if in_string {
+            out.push(b);
+            if b == b'\\' && i + 1 < json.len() {
+                out.push(json[i + 1]);
+                i += 1;
+            } else if b == b'"' {
+                in_string = false;
+            }
+            i += 1;
+        } else if b == b'"' {
+            in_string = true;
+            out.push(b);
+            i += 1;
+        } else if b == b'-' || b.is_ascii_digit() {
+            let end = json[i..]
+                .iter()
+                .position(|c| !matches!(c, b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E'))
+                .map_or(json.len(), |n| i + n);
+            let token = &json[i..end];
+            let overflows = std::str::from_utf8(token)
+                .ok()
+                .and_then(|t| t.parse::<f64>().ok())
+                .is_some_and(|v| v.is_infinite());
+            if overflows {
+                out.extend_from_slice(b"null");
+                changed = true;
+            } else {
+                out.extend_from_slice(token);
+            }
+            i = end;
+        } else {
+            out.push(b);
+            i += 1;
+        }
+    }
+    changed.then_some(out)
+}
+
 /// Why stdout could not be used at all.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Unreadable {
@@ -117,7 +176,7 @@ pub enum Unreadable {
 impl CliResult {
     /// Stdout as a result object. Anything else is a reviewer failure, never a PASS.
     pub fn parse(stdout: &[u8]) -> Result<CliResult, Unreadable> {
-        let value: Value = serde_json::from_slice(stdout).map_err(|_| Unreadable::NotJson)?;
+        let value: Value = from_slice_taming_numbers(stdout).map_err(|_| Unreadable::NotJson)?;
         if !value.is_object() {
             return Err(Unreadable::NotAnObject);
         }
@@ -393,6 +452,8 @@ mod tests {
             "[3]",
             "{}",
             "1.8446744073709552e19",
+            "1e400",
+            "-1e999",
         ] {
             let r = with(&format!(r#""num_turns":{odd}"#));
             assert_eq!(r.num_turns, None, "num_turns {odd}");
@@ -412,7 +473,7 @@ mod tests {
             ));
             assert_eq!(r.usage.unwrap().output_tokens, None, "{odd}");
         }
-        for odd in [r#""0.02""#, "-0.5", "null", "[0.1]"] {
+        for odd in [r#""0.02""#, "-0.5", "null", "[0.1]", "1e400"] {
             let r = with(&format!(r#""total_cost_usd":{odd}"#));
             assert_eq!((r.total_cost_usd, r.num_turns), (None, Some(2)), "{odd}");
         }
@@ -421,6 +482,22 @@ mod tests {
             assert!(r.usage.is_none(), "{odd}");
             assert_eq!(r.failure(), None);
         }
+        // A number beyond f64 is tamed outside strings only: the review's text is not.
+        let text =
+            br#"{"subtype":"success","is_error":false,"result":"1e400 \" 1e400","num_turns":1e400,
+            "structured_output":{"verdict":"PASS","summary":"1e400 tokens"}}"#;
+        let r = CliResult::parse(text).unwrap();
+        assert_eq!(r.num_turns, None);
+        assert_eq!(r.result, Some(serde_json::json!(r#"1e400 " 1e400"#)));
+        assert_eq!(
+            r.structured().unwrap().summary.as_deref(),
+            Some("1e400 tokens")
+        );
+        assert_eq!(
+            tame_numbers(br#"{"a":[1,2.5e3,-4]}"#),
+            None,
+            "nothing to tame"
+        );
         // A whole number written as a decimal is that number; zero is an amount.
         assert_eq!(with(r#""num_turns":3.0"#).num_turns, Some(3));
         assert_eq!(with(r#""total_cost_usd":0"#).total_cost_usd, Some(0.0));
