@@ -178,6 +178,10 @@ pub fn for_run_entry(entry: &Entry, plan: &str, run: &str, project: &Path) -> Op
 /// Sends what a hook run's event calls for. A hard stop is sent once: the key of the last
 /// one sent is kept in the logs directory, and the same hard stop again sends nothing.
 pub fn send_for_stop(rec: &Record, project: &Path, logs: &Path) {
+    // Without a notifier nothing is written, not even the hard stop's marker.
+    if Var::Notify.get().is_none() {
+        return;
+    }
     let Some(n) = for_stop(rec, project) else {
         return;
     };
