@@ -35,6 +35,10 @@ fn a_thousand_random_kills_leave_no_phantom_id_and_no_review_counted_twice() {
     for (m, mode) in MODES.iter().enumerate() {
         let share = n / MODES.len() + usize::from(m < n % MODES.len());
         let mut p = project(*mode);
+        // Kill moments are drawn over how long this mode's stop takes on this machine
+        // (a fixed window would mostly miss on a fast machine and mostly hit early on a
+        // slow one): the median of three whole stops, measured from spawn to exit.
+        let span = stop_duration(&p, 3);
         for _ in 0..share {
             if p.state_json()["phase_iteration"].as_u64().unwrap_or(0) >= REVIEWS_PER_PLAN {
                 p = project(*mode);
@@ -42,7 +46,7 @@ fn a_thousand_random_kills_leave_no_phantom_id_and_no_review_counted_twice() {
             answer_post_review(&p);
             let recorded = p.state_json()["phase_iteration"].as_u64().unwrap_or(0);
             let mut child = spawn(&p, &[]);
-            std::thread::sleep(Duration::from_micros(below(250_000)));
+            std::thread::sleep(Duration::from_micros(below(span.as_micros() as u64)));
             if child.try_wait().unwrap().is_none() {
                 kills += 1;
             } else {
@@ -72,4 +76,19 @@ fn a_thousand_random_kills_leave_no_phantom_id_and_no_review_counted_twice() {
         kills * 4 > n,
         "too few kills landed while a hook ran: {kills} of {n}"
     );
+}
+
+/// The median time of `n` uninterrupted review-running stops of `p`, spawn to exit.
+fn stop_duration(p: &crate::support::Project, n: usize) -> Duration {
+    let mut times: Vec<Duration> = (0..n)
+        .map(|_| {
+            answer_post_review(p);
+            let t = Instant::now();
+            let mut child = spawn(p, &[]);
+            child.wait().unwrap();
+            t.elapsed()
+        })
+        .collect();
+    times.sort();
+    times[n / 2]
 }
