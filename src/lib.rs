@@ -13,11 +13,11 @@
 pub mod cli;
 pub mod clock;
 pub mod commands;
-pub mod env;
-pub mod error;
+pub(crate) mod env;
+pub(crate) mod error;
 pub mod hook;
 pub mod model;
-pub mod paint;
+pub(crate) mod paint;
 pub mod reviewer;
 pub mod store;
 

@@ -66,6 +66,7 @@ pub fn run(inv: &Invocation, plan: Option<&str>, out: &mut dyn Write) -> Result<
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::phase::Phase;
 
     fn run_advance(
         state: &str,
@@ -102,8 +103,8 @@ mod tests {
             assert_eq!(s.next_phase.as_deref(), Some(target), "{next}{extra}");
             assert_eq!(
                 s.phase,
-                Review::from_name(next)
-                    .or(Review::from_post_name(next))
+                Phase::parse(next)
+                    .and_then(|p| p.review().or(p.post_review_of()))
                     .unwrap()
                     .name()
             );

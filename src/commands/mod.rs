@@ -12,18 +12,18 @@ use crate::store::sessions::{self, SessionId};
 use crate::store::snapshot;
 use crate::store::snapshot::Gathered;
 
-pub mod advance;
-pub mod continue_plan;
-pub mod hook_path;
-pub mod init;
-pub mod mark;
-pub mod plans;
-pub mod push;
-pub mod resume;
+pub(crate) mod advance;
+pub(crate) mod continue_plan;
+pub(crate) mod hook_path;
+pub(crate) mod init;
+pub(crate) mod mark;
+pub(crate) mod plans;
+pub(crate) mod push;
+pub(crate) mod resume;
 pub mod run;
-pub mod state;
-pub mod status;
-pub mod validate;
+pub(crate) mod state;
+pub(crate) mod status;
+pub(crate) mod validate;
 use std::path::PathBuf;
 
 /// Where the command was started: the parts of the environment the commands use.

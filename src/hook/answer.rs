@@ -132,7 +132,8 @@ impl Answer {
         if self.is_block() { "block" } else { "allow" }
     }
 
-    /// The text shown for this answer, whichever field carries it.
+    /// The text shown for this answer, whichever field carries it (for the tests).
+    #[cfg(test)]
     pub fn text(&self) -> Option<&str> {
         match self {
             Answer::Allow(m) => m.as_deref(),

@@ -344,11 +344,8 @@ mod tests {
 
     use crate::model::facts::FactsBuilder;
 
-    /// Plan `p` with plan.md and this state.json.
     fn plan(state: &str) -> FactsBuilder {
-        FactsBuilder::new("p")
-            .files(&["plan.md", "state.json"])
-            .state_json(state)
+        FactsBuilder::plan(state)
     }
 
     fn done(step: Step) -> Outcome {

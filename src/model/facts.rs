@@ -69,11 +69,6 @@ pub struct Gathered {
 }
 
 impl Gathered {
-    /// The state read, when it is one.
-    pub fn read_state(&self) -> Option<&State> {
-        self.state.as_ref().ok().and_then(Option::as_ref)
-    }
-
     pub fn facts(&self) -> Facts<'_> {
         Facts {
             plan: &self.plan,
@@ -89,12 +84,14 @@ impl Gathered {
     }
 }
 
-/// Facts that own their data, built up step by step: the one fixture for every test of a
+/// Facts that own their data, built up step by step (tests only: the `testing` feature): the one fixture for every test of a
 /// decision (`route`, `decide`, `transition`, `advance`), so a field added to [`Facts`] is
 /// added here once.
+#[cfg(any(test, feature = "testing"))]
 #[derive(Debug, Clone)]
 pub struct FactsBuilder(Gathered);
 
+#[cfg(any(test, feature = "testing"))]
 impl FactsBuilder {
     /// Plan `plan` with no files, no state.json and no tasks.
     pub fn new(plan: &str) -> FactsBuilder {
@@ -108,6 +105,13 @@ impl FactsBuilder {
             spent_usd: 0.0,
             now: 0,
         })
+    }
+
+    /// Plan `p` with plan.md and this state.json: where most decision tests start.
+    pub fn plan(state_json: &str) -> FactsBuilder {
+        FactsBuilder::new("p")
+            .files(&["plan.md", "state.json"])
+            .state_json(state_json)
     }
 
     /// state.json as this text would read (an error when it is not a valid state).
@@ -167,7 +171,7 @@ impl FactsBuilder {
 
     /// The state read, when it is one.
     pub fn read_state(&self) -> Option<&State> {
-        self.0.read_state()
+        self.0.state.as_ref().ok().and_then(Option::as_ref)
     }
 
     pub fn facts(&self) -> Facts<'_> {

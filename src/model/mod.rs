@@ -3,23 +3,23 @@
 //! function of its arguments, so it is unit-tested in place and reused by the hook,
 //! `--dry-run` and every command.
 
-pub mod actions;
+pub(crate) mod actions;
 pub mod cycle;
-pub mod depends;
+pub(crate) mod depends;
 pub mod facts;
 pub mod findings;
-pub mod host;
-pub mod machine;
-pub mod next_stop;
-pub mod pause;
+pub(crate) mod host;
+pub(crate) mod machine;
+pub(crate) mod next_stop;
+pub(crate) mod pause;
 pub mod phase;
 pub mod plan_file;
 pub mod reviewers;
 pub mod run;
-pub mod spend;
+pub(crate) mod spend;
 pub mod state;
 pub mod tasks;
-pub mod text;
+pub(crate) mod text;
 pub mod validate;
 pub mod verdict;
-pub mod worktree;
+pub(crate) mod worktree;

@@ -96,25 +96,6 @@ impl Prediction {
             base: Base::AsRead,
         }
     }
-
-    /// The review the next stop is about and its iteration, when it is about one.
-    pub fn review(&self) -> Option<(Review, u64)> {
-        match &self.stop {
-            NextStop::PostReviewOwed {
-                review, iteration, ..
-            }
-            | NextStop::Precondition {
-                review, iteration, ..
-            }
-            | NextStop::Paused {
-                review, iteration, ..
-            } => Some((*review, *iteration)),
-            NextStop::HardStop(h) => Some((h.review, h.iterations.saturating_add(1))),
-            NextStop::Review(d) => Some((d.review, d.iteration)),
-            NextStop::ReviewsDisabled { review, .. } => Some((*review, 1)),
-            _ => None,
-        }
-    }
 }
 
 /// Why review `r` of state `s` is hard-stopped, and the commands that resolve it as one
@@ -307,9 +288,7 @@ mod tests {
     use crate::model::facts::FactsBuilder;
 
     fn plan(state: &str) -> FactsBuilder {
-        FactsBuilder::new("p")
-            .files(&["plan.md", "state.json"])
-            .state_json(state)
+        FactsBuilder::plan(state)
     }
 
     #[test]

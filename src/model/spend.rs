@@ -108,30 +108,6 @@ pub fn plan(runs: &[Run]) -> Totals {
     t
 }
 
-/// The current cycle of review `review`, whose next iteration is `next`: walking back
-/// from the newest run, the runs of that review whose iterations never rise above the
-/// one after them (a rise, another review, or a passed cycle is an earlier cycle).
-/// `passed`: the cycle has just passed, so its newest run is the one that passed it.
-pub fn cycle(runs: &[Run], review: &str, next: u64, passed: bool) -> Totals {
-    let mut t = Totals::default();
-    let mut ceiling = next;
-    let mut first = true;
-    for r in runs.iter().rev().filter(|r| r.reviews > 0) {
-        let ends_earlier_cycle = r.advanced && !(first && passed);
-        match r.iteration {
-            Some(i)
-                if r.review.as_deref() == Some(review) && !ends_earlier_cycle && i <= ceiling =>
-            {
-                t.add(r);
-                ceiling = i;
-                first = false;
-            }
-            _ => break,
-        }
-    }
-    t
-}
-
 /// What is left of `budget` after `spent`, never below zero.
 pub fn remaining(budget: f64, spent: f64) -> f64 {
     (budget - spent).max(0.0)
@@ -448,32 +424,6 @@ mod tests {
                 cost_usd: 0.75
             }
         );
-    }
-
-    #[test]
-    fn the_cycle_total_stops_at_an_earlier_cycle() {
-        let mut passed = run("code-review", 2, 1, 1.0, 1000);
-        passed.advanced = true;
-        let runs = [
-            run("code-review", 1, 1, 1.0, 1000),
-            passed,
-            run("code-review", 1, 1, 0.1, 1000),
-            run("code-review", 2, 1, 0.2, 1000),
-            run("code-review", 2, 1, 0.3, 1000),
-        ];
-        let t = cycle(&runs, "code-review", 3, false);
-        assert_eq!((t.reviews, dollars(t.cost_usd)), (3, "0.6".into()));
-        // The cycle that just passed includes the run that passed it.
-        let t = cycle(&runs[..2], "code-review", 2, true);
-        assert_eq!((t.reviews, dollars(t.cost_usd)), (2, "2".into()));
-        assert_eq!(cycle(&runs[..2], "code-review", 1, false).reviews, 0);
-        // A reset (iteration back to 1 with no advance logged) starts a new cycle.
-        let reset = [
-            run("plan-review", 3, 1, 1.0, 1),
-            run("plan-review", 1, 1, 0.5, 1),
-        ];
-        assert_eq!(cycle(&reset, "plan-review", 2, false).reviews, 1);
-        assert_eq!(cycle(&reset, "tasks-review", 1, false).reviews, 0);
     }
 
     #[test]

@@ -28,13 +28,9 @@ pub fn allowed_tools(review_rel: &str) -> String {
     format!("--allowedTools=Bash,Read,Grep,Glob,Edit({review_rel})")
 }
 
-/// The exact arguments of SPEC §8, for a reviewer writing `review_rel`. The prompt goes
-/// on stdin: `--print` without a prompt argument reads it there.
-pub fn args(model: &str, review_rel: &str) -> Vec<OsString> {
-    args_with_budget(model, None, review_rel)
-}
-
-/// [`args`], with `--max-budget-usd` when the plan has a budget (SPEC §18).
+/// The exact arguments of SPEC §8, for a reviewer writing `review_rel`, with
+/// `--max-budget-usd` when the plan has a budget (SPEC §18). The prompt goes on stdin:
+/// `--print` without a prompt argument reads it there.
 pub fn args_with_budget(model: &str, budget: Option<f64>, review_rel: &str) -> Vec<OsString> {
     let schema = result::answer_schema(false);
     let tools = allowed_tools(review_rel);
@@ -81,7 +77,7 @@ pub fn budget(due: &Due) -> Option<f64> {
 /// the prompt names it).
 pub fn attempt(job: &kinds::Job, review_path: &Path, review_rel: &str) -> kinds::Attempt {
     let (project, f, due, config) = (job.project, job.f, job.due, job.config);
-    let prompt = prompt::build_for(&project.root, f, due, prompt::Delivery::File(review_rel));
+    let prompt = prompt::build(&project.root, f, due, prompt::Delivery::File(review_rel));
     let spec = job.spec(
         &config.program,
         args_with_budget(&job.reviewer.model, job.budget, review_rel),
@@ -265,7 +261,7 @@ mod tests {
             .into_iter()
             .map(|s| s.into_string().unwrap())
             .collect();
-        let plain: Vec<String> = args("opus", "r.md")
+        let plain: Vec<String> = args_with_budget("opus", None, "r.md")
             .into_iter()
             .map(|s| s.into_string().unwrap())
             .collect();
@@ -275,7 +271,7 @@ mod tests {
 
     #[test]
     fn arguments_are_exactly_the_documented_ones() {
-        let a: Vec<String> = args("opus", ".taskie/plans/p/plan-review-1.md")
+        let a: Vec<String> = args_with_budget("opus", None, ".taskie/plans/p/plan-review-1.md")
             .into_iter()
             .map(|s| s.into_string().unwrap())
             .collect();

@@ -46,7 +46,7 @@ pub fn args(model: &str, schema: &Path) -> Vec<OsString> {
 }
 
 pub fn attempt(job: &Job) -> Attempt {
-    let prompt = prompt::build_for(
+    let prompt = prompt::build(
         &job.project.root,
         job.f,
         job.due,

@@ -34,7 +34,7 @@ pub fn args(model: &str) -> Vec<OsString> {
 }
 
 pub fn attempt(job: &Job) -> Attempt {
-    let prompt = prompt::build_for(
+    let prompt = prompt::build(
         &job.project.root,
         job.f,
         job.due,

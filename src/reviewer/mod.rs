@@ -12,17 +12,17 @@ use crate::model::worktree::Report;
 use crate::store::atomic;
 use crate::store::project::Project;
 
-pub mod claude;
+pub(crate) mod claude;
 pub mod codex;
 pub mod config;
-pub mod error;
+pub(crate) mod error;
 pub mod gemini;
 pub mod guardian;
 pub mod kinds;
 pub mod limit;
-pub mod log;
-pub mod panel;
-pub mod process;
+pub(crate) mod log;
+pub(crate) mod panel;
+pub(crate) mod process;
 pub mod prompt;
 pub mod result;
 pub mod worktree_check;
@@ -374,7 +374,7 @@ pub fn command_line(
         ),
         Kind::Gemini => (gemini::args(&reviewer.model), prompt::Delivery::Response),
     };
-    let prompt = prompt::build_for(&project.root, f, due, delivery);
+    let prompt = prompt::build(&project.root, f, due, delivery);
     let argv = std::iter::once(config.program(reviewer.kind))
         .chain(args.iter())
         .map(|a| a.to_string_lossy().into_owned())

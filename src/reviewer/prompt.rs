@@ -64,13 +64,8 @@ pub enum Delivery<'a> {
 }
 
 /// The whole prompt for review `due` of the plan in `f`, run from `project`, with the
-/// review written to the review file.
-pub fn build(project: &Path, f: &Facts, due: &Due) -> String {
-    build_for(project, f, due, Delivery::File(&f.rel(&due.review_file)))
-}
-
-/// [`build`] with the review delivered as `delivery` says.
-pub fn build_for(project: &Path, f: &Facts, due: &Due, delivery: Delivery) -> String {
+/// review delivered as `delivery` says.
+pub fn build(project: &Path, f: &Facts, due: &Due, delivery: Delivery) -> String {
     let r = due.review;
     let mut p = String::with_capacity(8 * 1024);
     p.push_str(reviewer_instructions(r));

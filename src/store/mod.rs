@@ -2,17 +2,17 @@
 //! snapshot, the atomic write, the plan lock, the event log and the diagnostics file.
 //! Depends on `model` only.
 
-pub mod atomic;
-pub mod blocks;
-pub mod diagnostics;
-pub mod event_log;
-pub mod fs;
-pub mod git;
+pub(crate) mod atomic;
+pub(crate) mod blocks;
+pub(crate) mod diagnostics;
+pub(crate) mod event_log;
+pub(crate) mod fs;
+pub(crate) mod git;
 pub mod lock;
-pub mod notify;
+pub(crate) mod notify;
 pub mod project;
-pub mod run;
-pub mod scan;
-pub mod select;
-pub mod sessions;
-pub mod snapshot;
+pub(crate) mod run;
+pub(crate) mod scan;
+pub(crate) mod select;
+pub(crate) mod sessions;
+pub(crate) mod snapshot;

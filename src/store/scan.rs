@@ -30,12 +30,7 @@ const BATCH: usize = 4;
 
 /// The plan (name, newest stamp) that wins: the newest stamp, ties to the greatest name.
 /// `warn` gets one line per skipped subdirectory with an invalid name, in listing order.
-/// Plans for which `skip` is true are not candidates (plans held by another session).
-pub fn newest_plan(
-    plans: &Path,
-    skip: &dyn Fn(&str) -> bool,
-    warn: &mut dyn FnMut(String),
-) -> io::Result<Option<String>> {
+pub fn newest_plan(plans: &Path, warn: &mut dyn FnMut(String)) -> io::Result<Option<String>> {
     // The error of the listing the hook has always reported, naming the path.
     let root = sys::Dir::open(plans).map_err(|e| fs_err::read_dir(plans).err().unwrap_or(e))?;
     let mut candidates: Vec<String> = Vec::new();
@@ -46,11 +41,7 @@ pub fn newest_plan(
             return;
         }
         match name.to_str() {
-            Some(n) if crate::model::plan_file::valid_id(n) => {
-                if !skip(n) {
-                    candidates.push(n.to_owned())
-                }
-            }
+            Some(n) if crate::model::plan_file::valid_id(n) => candidates.push(n.to_owned()),
             _ => warn(format!(
                 "skipping {}: not a valid plan id",
                 plans.join(name).display()
@@ -307,7 +298,7 @@ mod tests {
         let mut want_warn = Vec::new();
         let want = reference(plans, &mut want_warn);
         let mut got_warn = Vec::new();
-        let got = newest_plan(plans, &|_| false, &mut |w| got_warn.push(w)).unwrap();
+        let got = newest_plan(plans, &mut |w| got_warn.push(w)).unwrap();
         assert_eq!(got, want);
         assert_eq!(got_warn, want_warn);
         got
@@ -368,7 +359,7 @@ mod tests {
         assert_eq!(check(tmp.path()), None);
         fs::create_dir(tmp.path().join("empty")).unwrap();
         assert_eq!(check(tmp.path()), None);
-        let err = newest_plan(&tmp.path().join("nope"), &|_| false, &mut |_| {}).unwrap_err();
+        let err = newest_plan(&tmp.path().join("nope"), &mut |_| {}).unwrap_err();
         assert!(err.to_string().contains("nope"), "{err}");
     }
 

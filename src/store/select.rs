@@ -127,7 +127,7 @@ pub fn select(
     } else {
         Default::default()
     };
-    let best = scan::newest_plan(plans, &|_| false, warn).map_err(SelectError::Io)?;
+    let best = scan::newest_plan(plans, warn).map_err(SelectError::Io)?;
     // The hook of a session with an id looks only at the newest plan: a restarted session
     // must not start paying for an older one because the newest is taken. It leaves a plan
     // another session is active on alone, and otherwise binds to it, so its next stop
