@@ -22,6 +22,10 @@ pub enum Var {
     ClaudeProjectDir,
     ClaudeSessionId,
     CodexThreadId,
+    /// Set by Claude Code in the agent's shell: a command run there speaks to the agent.
+    ClaudeCode,
+    /// Set by Gemini CLI in the agent's shell (which is a terminal there).
+    GeminiCli,
     GeminiProjectDir,
     PluginRoot,
     NoColor,
@@ -67,6 +71,8 @@ impl Var {
             Var::ClaudeProjectDir => "CLAUDE_PROJECT_DIR",
             Var::ClaudeSessionId => "CLAUDE_CODE_SESSION_ID",
             Var::CodexThreadId => "CODEX_THREAD_ID",
+            Var::ClaudeCode => "CLAUDECODE",
+            Var::GeminiCli => "GEMINI_CLI",
             Var::GeminiProjectDir => "GEMINI_PROJECT_DIR",
             Var::PluginRoot => "TASKIE_PLUGIN_ROOT",
             Var::NoColor => "NO_COLOR",
@@ -106,6 +112,10 @@ impl Var {
             Var::ClaudeProjectDir => "the project directory when the event has no cwd",
             Var::ClaudeSessionId => "the agent's session, for plan bindings (set by Claude Code)",
             Var::CodexThreadId => "the agent's session, for plan bindings (set by Codex CLI)",
+            Var::ClaudeCode => {
+                "set by Claude Code in the agent's shell: commands speak to the agent"
+            }
+            Var::GeminiCli => "set by Gemini CLI in the agent's shell: commands speak to the agent",
             Var::GeminiProjectDir => {
                 "the highest directory the project is looked for in (set by Gemini CLI)"
             }
@@ -166,6 +176,8 @@ impl Var {
                 | Var::XdgDataHome
                 | Var::NoColor
                 | Var::Term
+                | Var::ClaudeCode
+                | Var::GeminiCli
         )
     }
 

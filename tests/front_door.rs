@@ -204,6 +204,34 @@ fn init_without_a_plan_names_the_file_to_write_even_before_any_taskie_directory(
     );
 }
 
+/// Runs `taskie ARGS` in `p` on a terminal (script(1) gives it one), with only the agent
+/// hosts' variables in `env` set: what a person at a terminal, or an agent whose host runs
+/// commands in a pseudo-terminal (Gemini CLI), sees. stdout and stderr, as one text.
+fn on_a_terminal(p: &Project, args: &str, env: &[(&str, &str)]) -> String {
+    let taskie = assert_cmd::cargo::cargo_bin("taskie");
+    let mut cmd = std::process::Command::new("script");
+    cmd.args(["-qec"])
+        .arg(format!("{} {args}", taskie.display()))
+        .arg("/dev/null")
+        .current_dir(p.root());
+    for var in [
+        "CLAUDE_CODE_SESSION_ID",
+        "CODEX_THREAD_ID",
+        "CLAUDECODE",
+        "GEMINI_CLI",
+        "TASKIE_RUN",
+        "TASKIE_PLAN",
+        "TASKIE_HOOK_SKIP",
+    ] {
+        cmd.env_remove(var);
+    }
+    cmd.envs(env.iter().copied());
+    let out = cmd.output().expect("script(1) from util-linux runs");
+    let text = String::from_utf8_lossy(&out.stdout).replace("\r\n", "\n");
+    assert!(out.status.success(), "{args}: {text}");
+    text
+}
+
 #[test]
 fn init_tells_the_agent_to_stop_and_a_person_at_a_terminal_what_happens_next() {
     let p = Project::new().plan("x");
@@ -213,35 +241,73 @@ fn init_tells_the_agent_to_stop_and_a_person_at_a_terminal_what_happens_next() {
         .output()
         .unwrap();
     let agent = String::from_utf8(agent.stdout).unwrap();
-    assert!(
-        agent.contains("Stop now: the hook runs plan-review #1"),
-        "{agent}"
-    );
+    crate::snapshots::check(&p, "init_to_the_agent", &agent);
 
-    // A person: a terminal (script(1) gives the command one) and no session id.
+    // A person: a terminal and no agent host's variable.
     let p = Project::new().plan("x");
-    let taskie = assert_cmd::cargo::cargo_bin("taskie");
-    let out = std::process::Command::new("script")
-        .args(["-qec"])
-        .arg(format!("{} init x", taskie.display()))
-        .arg("/dev/null")
-        .current_dir(p.root())
-        .env_remove("CLAUDE_CODE_SESSION_ID")
-        .env_remove("CODEX_THREAD_ID")
-        .env_remove("TASKIE_PLAN")
+    let person = on_a_terminal(&p, "init x", &[]);
+    crate::snapshots::check(&p, "init_to_a_person", &person);
+    assert!(!person.contains("Stop now"), "{person}");
+}
+
+#[test]
+fn an_agent_whose_commands_run_on_a_terminal_is_still_told_to_stop() {
+    // Gemini CLI runs the agent's shell in a pseudo-terminal with GEMINI_CLI=1 and no
+    // session id; Claude Code's shell has CLAUDECODE=1; `taskie run` sets TASKIE_RUN.
+    for var in ["GEMINI_CLI", "CLAUDECODE", "TASKIE_RUN"] {
+        let p = Project::new().plan("x");
+        let value = if var == "TASKIE_RUN" { "r1:1" } else { "1" };
+        let text = on_a_terminal(&p, "init x", &[(var, value)]);
+        assert!(
+            text.contains("Stop now: the hook runs plan-review #1"),
+            "{var}: {text}"
+        );
+    }
+}
+
+#[test]
+fn mark_tells_the_agent_to_stop_and_a_person_that_the_agents_stop_runs_the_review() {
+    let passed = json!({"phase": "plan-review", "next_phase": "create-tasks",
+        "phase_iteration": 3, "max_reviews": 8, "review_model": "sonnet",
+        "consecutive_clean": 2, "current_task": null, "tdd": false});
+    let p = Project::new()
+        .plan("p")
+        .state(passed.clone())
+        .tasks(&[(1, "pending")]);
+    let agent = p
+        .taskie(&["mark", "create-tasks"])
+        .env("CLAUDE_CODE_SESSION_ID", "s1")
         .output()
-        .expect("script(1) from util-linux runs");
-    let text = String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "{text}");
-    assert!(
-        text.contains("Initialised .taskie/plans/x/state.json"),
-        "{text}"
-    );
-    assert!(
-        text.contains("The hook runs plan-review #1 at the agent's next stop."),
-        "{text}"
-    );
-    assert!(!text.contains("Stop now"), "{text}");
+        .unwrap();
+    assert!(agent.status.success(), "{agent:?}");
+    let agent = String::from_utf8(agent.stdout).unwrap();
+    crate::snapshots::check(&p, "mark_to_the_agent", &agent);
+
+    let p = Project::new()
+        .plan("p")
+        .state(passed)
+        .tasks(&[(1, "pending")]);
+    let person = on_a_terminal(&p, "mark create-tasks", &[]);
+    crate::snapshots::check(&p, "mark_to_a_person", &person);
+    assert!(!person.contains("Stop now"), "{person}");
+}
+
+#[test]
+fn a_person_is_told_an_agent_session_works_on_the_plan_and_what_that_means() {
+    let p = Project::new().plan("p").state(due("plan-review"));
+    // The agent's session works on the plan (its command binds it).
+    p.taskie(&["continue-plan"])
+        .env("CLAUDE_CODE_SESSION_ID", "s-agent")
+        .output()
+        .unwrap();
+    let text = on_a_terminal(&p, "state set max_reviews=12", &[]);
+    let note: Vec<&str> = text.lines().filter(|l| l.contains("note:")).collect();
+    assert_eq!(note.len(), 1, "{text}");
+    // How long ago the session was active depends on the machine's speed.
+    let note = regex::Regex::new(r"active [^)]+ ago")
+        .unwrap()
+        .replace(note[0], "active [AGO] ago");
+    crate::snapshots::check(&p, "note_agent_session_to_a_person", &note);
 }
 
 #[test]
@@ -430,4 +496,281 @@ fn the_launchers_not_installed_message_names_routes_that_work_today() {
         !m.contains("npm install -g taskie"),
         "the registry has no such package: {m}"
     );
+}
+
+/// The README's session transcript (`<!-- session: NAME -->` before a fenced block):
+/// what a real session prints, run here against a temporary git project with a fake
+/// reviewer in Claude's place. Compared with whitespace collapsed (the README wraps long
+/// lines), temporary paths as the README writes them and durations as any duration.
+#[test]
+fn the_readmes_session_transcript_is_what_taskie_prints() {
+    let readme =
+        std::fs::read_to_string(std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("README.md"))
+            .unwrap();
+    let shown = readme_blocks(&readme);
+    let p = Project::new().plan("add-search").file(
+        "plan.md",
+        "# Add search\n\nA search box above the product list.\n",
+    );
+    git(&p.root(), &["init", "-q", "-b", "main"]);
+    git(&p.root(), &["add", "-A"]);
+    git(&p.root(), &["commit", "-q", "-m", "add-search: plan"]);
+    p.set_reviewer(
+        &crate::support::Fake::fail().shape(crate::support::Shape::Review {
+            verdict: "FAIL",
+            summary: "The plan leaves the empty query open.",
+            findings: &["The plan does not say what an empty query shows."],
+        }),
+    );
+    let session = "s-readme";
+    let mut printed: Vec<(&str, String)> = Vec::new();
+    let init = p
+        .taskie(&["init", "add-search"])
+        .env("CLAUDE_CODE_SESSION_ID", session)
+        .output()
+        .unwrap();
+    assert!(init.status.success(), "{init:?}");
+    printed.push((
+        "init",
+        format!(
+            "$ taskie init add-search\n{}",
+            String::from_utf8_lossy(&init.stdout)
+        ),
+    ));
+    let stop = p.run_hook(json!({"hook_event_name": "Stop", "stop_hook_active": false,
+        "session_id": session}));
+    printed.push(("block", stop.reason()));
+    let status = p.run_taskie(&["status"]);
+    printed.push((
+        "status",
+        format!("$ taskie status\n{}{}", status.ok(), status.stderr),
+    ));
+    let comparable = |text: &str| {
+        let text = text.replace(&p.root().display().to_string(), "~/shop");
+        let text = regex::Regex::new(r"\b\d+m \d\ds\b")
+            .unwrap()
+            .replace_all(&text, "[DURATION]");
+        let text = regex::Regex::new(r"active [^)]+ ago")
+            .unwrap()
+            .replace_all(&text, "active [AGO] ago");
+        text.split_whitespace().collect::<Vec<_>>().join(" ")
+    };
+    let mut wrong = Vec::new();
+    for (name, text) in &printed {
+        let Some(block) = shown.iter().find(|(n, _)| n == name) else {
+            wrong.push(format!(
+                "README.md has no <!-- session: {name} --> block; printed:\n{text}"
+            ));
+            continue;
+        };
+        if comparable(&block.1) != comparable(text) {
+            wrong.push(format!(
+                "--- README.md, session {name}\n{}\n--- printed\n{text}",
+                block.1
+            ));
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    assert_eq!(shown.len(), printed.len(), "one block each: {shown:?}");
+}
+
+/// The fenced blocks of a markdown text preceded by `<!-- session: NAME -->`.
+fn readme_blocks(text: &str) -> Vec<(String, String)> {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut out = Vec::new();
+    for (i, l) in lines.iter().enumerate() {
+        let Some(name) = l
+            .strip_prefix("<!-- session: ")
+            .and_then(|r| r.strip_suffix(" -->"))
+        else {
+            continue;
+        };
+        let open = i + 1;
+        assert!(
+            lines.get(open).is_some_and(|f| f.starts_with("```")),
+            "README.md:{}: the session marker is not right above a fenced block",
+            i + 1
+        );
+        let close = (open + 1..lines.len())
+            .find(|j| lines[*j] == "```")
+            .expect("the block ends");
+        out.push((name.to_string(), lines[open + 1..close].join("\n")));
+    }
+    out
+}
+
+/// A markdown text without its fenced blocks and inline code, where a link or heading is
+/// only an example.
+fn prose(text: &str) -> String {
+    let code = regex::Regex::new(r"`[^`]*`").unwrap();
+    let mut out = String::new();
+    let mut fenced = false;
+    for line in text.lines() {
+        if line.trim_start().starts_with("```") {
+            fenced = !fenced;
+            out.push('\n');
+            continue;
+        }
+        if !fenced {
+            out.push_str(&code.replace_all(line, "``"));
+        }
+        out.push('\n');
+    }
+    out
+}
+
+/// The anchors GitHub gives a markdown text's headings (lower case, punctuation dropped,
+/// spaces as `-`, a repeated heading numbered), and its explicit `<a id="…">`.
+fn anchors(text: &str) -> std::collections::HashSet<String> {
+    let mut seen: std::collections::HashMap<String, usize> = Default::default();
+    let mut out = std::collections::HashSet::new();
+    let mut fenced = false;
+    for line in text.lines() {
+        if line.trim_start().starts_with("```") {
+            fenced = !fenced;
+            continue;
+        }
+        if fenced {
+            continue;
+        }
+        if let Some(heading) = line.trim_start_matches('#').strip_prefix(' ')
+            && line.starts_with('#')
+        {
+            let slug: String = heading
+                .trim()
+                .chars()
+                .filter_map(|c| match c {
+                    ' ' => Some('-'),
+                    c if c.is_alphanumeric() || c == '-' || c == '_' => {
+                        Some(c.to_lowercase().next().unwrap())
+                    }
+                    _ => None,
+                })
+                .collect();
+            let n = seen.entry(slug.clone()).or_default();
+            out.insert(if *n == 0 {
+                slug.clone()
+            } else {
+                format!("{slug}-{n}")
+            });
+            *n += 1;
+        }
+    }
+    let id = regex::Regex::new(r#"<a (?:id|name)="([^"]+)""#).unwrap();
+    out.extend(id.captures_iter(text).map(|c| c[1].to_string()));
+    out
+}
+
+#[test]
+fn every_relative_link_in_the_readme_changelog_and_docs_points_at_a_file_and_anchor_that_exist() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = vec![root.join("README.md"), root.join("CHANGELOG.md")];
+    for e in std::fs::read_dir(root.join("docs")).unwrap().flatten() {
+        if e.path().extension().is_some_and(|x| x == "md") {
+            files.push(e.path());
+        }
+    }
+    let link = regex::Regex::new(r"\]\(([^)\s]+)\)").unwrap();
+    let mut broken = Vec::new();
+    let mut checked = 0;
+    for file in &files {
+        let text = std::fs::read_to_string(file).unwrap();
+        for c in link.captures_iter(&prose(&text)) {
+            let target = &c[1];
+            if target.contains("://") || target.starts_with("mailto:") {
+                continue;
+            }
+            checked += 1;
+            let (path, anchor) = target.split_once('#').unwrap_or((target, ""));
+            let dest = if path.is_empty() {
+                file.clone()
+            } else {
+                file.parent().unwrap().join(path)
+            };
+            let name = file.strip_prefix(root).unwrap().display();
+            if !dest.exists() {
+                broken.push(format!("{name}: {target}: no such file"));
+                continue;
+            }
+            if !anchor.is_empty() {
+                let dest_text = std::fs::read_to_string(&dest).unwrap_or_default();
+                if !anchors(&dest_text).contains(anchor) {
+                    broken.push(format!("{name}: {target}: no such heading or anchor"));
+                }
+            }
+        }
+    }
+    assert!(checked >= 50, "only {checked} links found");
+    assert!(broken.is_empty(), "broken links:\n{}", broken.join("\n"));
+}
+
+#[test]
+fn the_readme_is_a_front_door_of_at_most_300_lines() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    assert!(
+        readme.lines().count() <= 300,
+        "{} lines",
+        readme.lines().count()
+    );
+    // What a newcomer must find there: the install that works, the two test tiers, how
+    // a plan is chosen, usage-limit pauses, both block caps, opt-in pushing.
+    for needle in [
+        "cargo install --locked --path .",
+        "claude plugin install taskie@taskie",
+        "cargo test --locked ",
+        "cargo test --locked --features e2e --test e2e",
+        "taskie resume",
+        "usage limit",
+        "CLAUDE_CODE_STOP_HOOK_BLOCK_CAP",
+        "TASKIE_BLOCK_CAP",
+        "TASKIE_PUSH=1",
+        "spend.json",
+        "findings.json",
+    ] {
+        assert!(readme.contains(needle), "the README lacks {needle}");
+    }
+}
+
+/// The README and `--help` give one order for choosing a plan: `--plan`, `TASKIE_PLAN`,
+/// the session's binding, the newest.
+#[test]
+fn the_readme_and_the_help_choose_a_plan_in_the_same_order() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+    let readme = std::fs::read_to_string(root.join("README.md")).unwrap();
+    let which = &readme[readme.find("### Which plan").unwrap()..];
+    let help = Project::new().run_taskie(&["--help"]).ok().to_owned();
+    let status_help = Project::new()
+        .run_taskie(&["status", "--help"])
+        .ok()
+        .to_owned();
+    for (what, text, order) in [
+        (
+            "README",
+            which,
+            ["--plan", "TASKIE_PLAN", "bound", "most recently modified"],
+        ),
+        (
+            "taskie --help",
+            help.as_str(),
+            ["--plan", "TASKIE_PLAN", "bound", "changed last"],
+        ),
+        (
+            "taskie status --help",
+            status_help.as_str(),
+            ["--plan", "TASKIE_PLAN", "bound", "most recently modified"],
+        ),
+    ] {
+        let at: Vec<usize> = order
+            .iter()
+            .map(|w| {
+                text.find(w)
+                    .unwrap_or_else(|| panic!("{what} does not say {w}"))
+            })
+            .collect();
+        assert!(
+            at.windows(2).all(|w| w[0] < w[1]),
+            "{what}: {order:?} at {at:?}"
+        );
+    }
 }

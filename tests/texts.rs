@@ -203,11 +203,12 @@ fn pack_sh_says_what_it_does_on_stderr_and_prints_only_paths_on_stdout() {
 }
 
 #[test]
-fn the_readme_installs_from_release_tarballs_named_as_pack_sh_names_them() {
+fn the_install_doc_installs_from_release_tarballs_named_as_pack_sh_names_them() {
     let readme = std::fs::read_to_string(repo().join("README.md")).unwrap();
     let pack = std::fs::read_to_string(repo().join("dist/npm/pack.sh")).unwrap();
+    let doc = std::fs::read_to_string(repo().join("docs/install.md")).unwrap();
     let install =
-        &readme[readme.find("## Install").unwrap()..readme.find("## The two commands").unwrap()];
+        &doc[doc.find("### Without Rust").unwrap()..doc.find("## 2. The plugin").unwrap()];
     assert!(
         install.contains("npm install -g ./taskie-linux-x64-<version>.tgz ./taskie-<version>.tgz"),
         "{install}"
@@ -226,7 +227,7 @@ fn the_readme_installs_from_release_tarballs_named_as_pack_sh_names_them() {
     for s in suffixes {
         assert!(
             install.contains(&format!("`{s}`")),
-            "{s} missing from the README"
+            "{s} missing from docs/install.md"
         );
     }
     assert!(

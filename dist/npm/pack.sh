@@ -163,8 +163,8 @@ prebuilt, so no Rust toolchain is needed.
     npm install -g $main_name
 
 npm installs the one \`$main_name-<os>-<cpu>\` package that matches this machine; \`taskie\` and
-\`taskie-hook\` run its binaries. Then add the Claude Code plugin, as the project's README
-says under "Install".
+\`taskie-hook\` run its binaries. Then add the plugin of your agent CLI, as the project's docs/install.md
+says.
 MD
   pack "$dir"
 }

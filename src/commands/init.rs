@@ -113,7 +113,7 @@ pub fn run(
                 _ => format!("`taskie status --plan {plan}` says how to resolve it."),
             }
         )
-    } else if inv.person {
+    } else if inv.audience == super::Audience::Person {
         "The hook runs plan-review #1 at the agent's next stop.".to_string()
     } else {
         "Stop now: the hook runs plan-review #1 when you end your turn.".to_string()

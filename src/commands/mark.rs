@@ -2,7 +2,7 @@
 //! [`transition`] is the table as a pure function; it refuses what does not fit the
 //! current state, saying why, what the state is, and which marks would fit.
 
-use crate::commands::Invocation;
+use crate::commands::{Audience, Invocation};
 use crate::error::Error;
 use crate::model::facts::Facts;
 use crate::model::machine;
@@ -115,7 +115,13 @@ pub struct Marked {
 
 /// SPEC §14. `task` is the `--task` value; the caller has checked it is given exactly
 /// for the marks that take one.
-pub fn transition(f: &Facts, s: &State, mark: Mark, task: Option<u64>) -> Result<Marked, String> {
+pub fn transition(
+    f: &Facts,
+    s: &State,
+    mark: Mark,
+    task: Option<u64>,
+    audience: Audience,
+) -> Result<Marked, String> {
     // The one structure check (SPEC §7, §14): what validate and the hook report, mark
     // refuses, naming the same files.
     if !f.errors.is_empty() {
@@ -157,7 +163,7 @@ pub fn transition(f: &Facts, s: &State, mark: Mark, task: Option<u64>) -> Result
         Mark::Complete => machine::complete(s),
     };
     let changed = next != *s;
-    let message = success(f, &next, mark, task, changed);
+    let message = success(f, &next, mark, task, changed, audience);
     Ok(Marked {
         state: next,
         changed,
@@ -286,7 +292,7 @@ fn waiting(s: &State) -> String {
                 format!("{r} #{k} is waiting for its post-review ({n})")
             } else if let Some(r) = n.review() {
                 format!(
-                    "{r} #{} is due: stop so the hook runs it",
+                    "{r} #{} is due: the hook runs it at the agent's next stop",
                     k.saturating_add(1)
                 )
             } else {
@@ -310,7 +316,14 @@ fn refusal(s: &State, mark: Mark, why: &str) -> String {
     )
 }
 
-fn success(f: &Facts, after: &State, mark: Mark, task: Option<u64>, changed: bool) -> String {
+fn success(
+    f: &Facts,
+    after: &State,
+    mark: Mark,
+    task: Option<u64>,
+    changed: bool,
+    audience: Audience,
+) -> String {
     let plan = f.plan;
     let of_task = task.map(|t| format!(" task {t} of")).unwrap_or_default();
     let head = format!("Recorded {} for{of_task} plan '{plan}'", mark.name());
@@ -329,7 +342,7 @@ fn success(f: &Facts, after: &State, mark: Mark, task: Option<u64>, changed: boo
         }
         (_, Some(Err(n))) => format!("next is {n}"),
         (_, Some(Ok(n))) => match n.review() {
-            Some(_) => at_next_stop(f, after),
+            Some(_) => at_next_stop(f, after, audience),
             None => format!("next is {n}"),
         },
         (_, None) => "nothing is scheduled next (standalone)".into(),
@@ -344,18 +357,25 @@ fn success(f: &Facts, after: &State, mark: Mark, task: Option<u64>, changed: boo
 }
 
 /// What the next stop does once the mark is written, from the one prediction: a review
-/// due after a mark may still be hard-stopped or paused.
-fn at_next_stop(f: &Facts, after: &State) -> String {
+/// due after a mark may still be hard-stopped or paused. The agent is told to stop; a
+/// person at a terminal, that the agent's stop runs it.
+fn at_next_stop(f: &Facts, after: &State, audience: Audience) -> String {
     let written = Ok(Some(after.clone()));
     let facts = Facts {
         state: &written,
         ..*f
     };
     match next_stop::predict(&facts).stop {
-        NextStop::Review(d) => format!(
-            "next is {} #{}. Stop now: the hook runs it when you end your turn",
-            d.review, d.iteration
-        ),
+        NextStop::Review(d) => match audience {
+            Audience::Agent => format!(
+                "next is {} #{}. Stop now: the hook runs it when you end your turn",
+                d.review, d.iteration
+            ),
+            Audience::Person => format!(
+                "next is {} #{}: the hook runs it at the agent's next stop",
+                d.review, d.iteration
+            ),
+        },
         NextStop::HardStop(h) => {
             let (why, remedies) = next_stop::hard_stop_words(f, after, h.review, h.reason);
             format!(
@@ -379,7 +399,17 @@ fn at_next_stop(f: &Facts, after: &State) -> String {
         ),
         NextStop::Precondition {
             review, missing, ..
-        } => format!("next is {review}, but it cannot run without {missing}: create it, then stop"),
+        } => match audience {
+            Audience::Agent => {
+                format!(
+                    "next is {review}, but it cannot run without {missing}: create it, then stop"
+                )
+            }
+            Audience::Person => format!(
+                "next is {review}, but it cannot run without {missing}: the review runs at the agent's \
+                 first stop after it exists"
+            ),
+        },
         _ => format!("next is {}", after.next_phase.as_deref().unwrap_or("null")),
     }
 }
@@ -409,7 +439,8 @@ pub fn run(
         _ => {}
     }
     let (target, state) = inv.change_state(plan, out, |read, state| {
-        let marked = transition(&read.facts(), state, mark, task).map_err(Error::Refused)?;
+        let marked =
+            transition(&read.facts(), state, mark, task, inv.audience).map_err(Error::Refused)?;
         Ok((marked.changed.then_some(marked.state), marked.message))
     })?;
     if let Mark::Post(r) = mark
@@ -473,7 +504,7 @@ mod tests {
             .files(files)
             .state_json(state);
         let s = b.read_state().expect("a valid state").clone();
-        transition(&b.facts(), &s, m, task)
+        transition(&b.facts(), &s, m, task, Audience::Agent)
     }
 
     const IN_CYCLE: &str = r#"{"phase":"plan-review","next_phase":"post-plan-review","phase_iteration":1,

@@ -36,22 +36,60 @@ pub struct Invocation {
     pub session: Option<SessionId>,
     /// `--color`.
     pub color: crate::paint::Choice,
-    /// A person at a terminal, not an agent: no session id and stdout a terminal. What
-    /// is said to the agent ("stop now") is not said to them.
-    pub person: bool,
+    /// Who reads what the command prints: what is said to the agent ("stop now") is not
+    /// said to a person at a terminal.
+    pub audience: Audience,
+}
+
+/// Who a command's output is for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Audience {
+    /// An agent (or a script): told what to do next ("stop now").
+    Agent,
+    /// A person at a terminal: told what happens next, at the agent's stop.
+    Person,
+}
+
+impl Audience {
+    /// A person when stdout is a terminal and no agent host marks the environment. A
+    /// terminal alone does not tell: Gemini CLI runs the agent's commands in a
+    /// pseudo-terminal (and Codex may), so the variables the hosts set in the agent's
+    /// shell decide first: a session id (Claude Code, Codex CLI), `CLAUDECODE`,
+    /// `GEMINI_CLI`, or `TASKIE_RUN` (a session `taskie run` started). Output that is
+    /// not a terminal, with no host variable, is read by a program: the agent's words.
+    pub fn of(stdout_is_terminal: bool, agent_host: bool) -> Audience {
+        if stdout_is_terminal && !agent_host {
+            Audience::Person
+        } else {
+            Audience::Agent
+        }
+    }
+
+    fn from_env(session: Option<&SessionId>) -> Audience {
+        use crate::env::Var;
+        let agent_host = session.is_some()
+            || [Var::ClaudeCode, Var::GeminiCli, Var::Run]
+                .into_iter()
+                .any(|v| v.get().is_some())
+            || crate::store::project::inside_reviewer();
+        Audience::of(
+            std::io::IsTerminal::is_terminal(&std::io::stdout()),
+            agent_host,
+        )
+    }
 }
 
 impl Invocation {
     pub fn from_env() -> Result<Invocation, Error> {
         let cwd = std::env::current_dir()
             .map_err(|e| Error::Refused(format!("cannot read the current directory: {e}")))?;
+        let session = SessionId::from_env();
         Ok(Invocation {
             cwd,
             env_plan: crate::env::Var::Plan.get(),
-            session: SessionId::from_env(),
+            audience: Audience::from_env(session.as_ref()),
+            session,
             color: Default::default(),
-            person: std::io::IsTerminal::is_terminal(&std::io::stdout())
-                && SessionId::from_env().is_none(),
         })
     }
 
@@ -211,5 +249,20 @@ impl PlanRef {
         crate::store::snapshot::settle_ledgers(&self.dir()).map_err(Error::Io)?;
         // atomic::write names the file in its errors.
         atomic::write(&self.state_path(), text.as_bytes()).map_err(Error::Io)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::Audience;
+
+    #[test]
+    fn only_a_terminal_without_an_agent_hosts_mark_is_a_person() {
+        assert_eq!(Audience::of(true, false), Audience::Person);
+        // Gemini CLI's shell is a pseudo-terminal: its variable decides.
+        assert_eq!(Audience::of(true, true), Audience::Agent);
+        // A pipe is read by a program: a host we do not know, or a script.
+        assert_eq!(Audience::of(false, false), Audience::Agent);
+        assert_eq!(Audience::of(false, true), Audience::Agent);
     }
 }

@@ -160,13 +160,22 @@ pub fn select(
     {
         // Said because it matters to whoever runs the command: an agent session is at
         // work on this plan, so its next stop may run a review of what this command
-        // changes (or reads).
-        warn(format!(
-            "note: plan {id} is also bound to session {}, active {} ago: that session's stops review this plan \
-             too (one at a time, under the plan lock)",
-            h.session,
-            ago(h.ago)
-        ));
+        // changes (or reads). Another session is told it shares the plan; the user's
+        // own terminal (no session) when what it changes takes effect.
+        warn(match session {
+            Some(_) => format!(
+                "note: plan {id} is also bound to session {}, active {} ago: that session's stops review this \
+                 plan too (one at a time, under the plan lock)",
+                h.session,
+                ago(h.ago)
+            ),
+            None => format!(
+                "note: agent session {} (active {} ago) works on plan {id}: its stops run this plan's \
+                 reviews, so what you change here takes effect at its next stop",
+                h.session,
+                ago(h.ago)
+            ),
+        });
     }
     let why = "its *.md or state.json was modified most recently".to_string();
     Ok(best.map(|id| Selected { id, why }))

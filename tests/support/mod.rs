@@ -158,6 +158,9 @@ impl Project {
                 Path::new(env!("CARGO_MANIFEST_DIR")).join("dist/claude"),
             )
             .env_remove("CODEX_THREAD_ID")
+            // The agent hosts' marks in their shells: a test that is one sets it.
+            .env_remove("CLAUDECODE")
+            .env_remove("GEMINI_CLI")
             .env_remove("GEMINI_PROJECT_DIR")
             .env("TASKIE_REVIEWER", self.reviewer_path())
             .env("TASKIE_CODEX", self.reviewer_dir().join("fake-codex"))
