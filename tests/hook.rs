@@ -53,6 +53,52 @@ fn empty_or_malformed_input_allows_with_a_message_naming_the_problem() {
     assert_eq!(p.reviewer_calls(), 0);
 }
 
+#[test]
+fn the_event_is_read_even_when_the_client_never_closes_stdin() {
+    use std::io::{Read, Write};
+    use std::process::Stdio;
+    let p = Project::new().plan("p").state(due("plan-review"));
+    let mut hook = p
+        .hook_process()
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    // The event, and then nothing: the pipe stays open until the test ends.
+    let mut stdin = hook.stdin.take().unwrap();
+    let event = json!({"hook_event_name": "Stop", "cwd": p.root()}).to_string();
+    stdin.write_all(event.as_bytes()).unwrap();
+    stdin.flush().unwrap();
+    let mut stdout = hook.stdout.take().unwrap();
+    let answer = std::thread::spawn(move || {
+        let mut out = String::new();
+        stdout.read_to_string(&mut out).map(|_| out)
+    });
+    // Only a hook that waited for the end of input would still run after this long (the
+    // review itself is a fake's: a few milliseconds); it is then ended, and the test fails.
+    let limit = std::time::Instant::now() + Duration::from_secs(120);
+    let status = loop {
+        if let Some(status) = hook.try_wait().unwrap() {
+            break Some(status);
+        }
+        if std::time::Instant::now() > limit {
+            hook.kill().unwrap();
+            hook.wait().unwrap();
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    assert!(
+        status.is_some_and(|s| s.success()),
+        "the hook waited for stdin to close"
+    );
+    drop(stdin);
+    let answer: Value = serde_json::from_str(&answer.join().unwrap().unwrap()).unwrap();
+    assert!(crate::support::block_text(&answer).is_some(), "{answer}");
+    assert_eq!(p.reviewer_calls(), 1);
+}
+
 // Step 3.
 
 #[test]

@@ -23,17 +23,99 @@ pub struct Event {
 /// every other field skipped without being kept, so no field Taskie ignores can keep a
 /// due review from running. A large input that is not a JSON object is returned as far
 /// as it was read: its reading then says what is wrong.
+///
+/// Reading stops at the end of the first complete JSON value, without waiting for the end
+/// of input: a client that never closes the hook's stdin (seen with Claude Code under Git
+/// Bash on Windows) must not hold every stop until the client's own timeout.
 pub fn read(mut reader: impl std::io::Read, whole: u64) -> Vec<u8> {
     use std::io::Read;
     let mut input = Vec::new();
-    let _ = (&mut reader).take(whole).read_to_end(&mut input);
-    if (input.len() as u64) < whole {
-        return input;
+    let mut value = ValueEnd::default();
+    let mut chunk = [0u8; 16 * 1024];
+    while (input.len() as u64) < whole {
+        let room = (whole - input.len() as u64).min(chunk.len() as u64) as usize;
+        let n = match reader.read(&mut chunk[..room]) {
+            Ok(0) => return input,
+            Ok(n) => n,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(_) => return input,
+        };
+        if let Some(end) = value.feed(&chunk[..n]) {
+            input.extend_from_slice(&chunk[..end]);
+            return input;
+        }
+        input.extend_from_slice(&chunk[..n]);
     }
     let rest = std::io::Cursor::new(&input).chain(reader);
     match reduce(std::io::BufReader::with_capacity(64 * 1024, rest)) {
         Ok(reduced) => reduced,
         Err(_) => input,
+    }
+}
+
+/// Finds where the first JSON value of a stream ends, fed a piece at a time: it follows
+/// strings and nesting only (the value's validity is the parser's to judge, afterwards).
+/// An object, array or string ends at its closing byte; a bare number or word (never an
+/// event, but the reading must say so, not wait) at the first byte that cannot continue it.
+#[derive(Debug, Default)]
+struct ValueEnd {
+    state: Scan,
+    depth: usize,
+}
+
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+enum Scan {
+    /// Before the value: whitespace only so far.
+    #[default]
+    Before,
+    /// Inside an object or array, outside any string.
+    Nested,
+    /// Inside a string; `escaped` after a backslash.
+    Text { escaped: bool },
+    /// Inside a bare number or word at the top level.
+    Bare,
+}
+
+impl ValueEnd {
+    /// The length of `piece` up to and including the value's last byte, once it has ended.
+    fn feed(&mut self, piece: &[u8]) -> Option<usize> {
+        for (i, &b) in piece.iter().enumerate() {
+            match self.state {
+                Scan::Before => match b {
+                    b' ' | b'\t' | b'\n' | b'\r' => {}
+                    b'{' | b'[' => {
+                        self.state = Scan::Nested;
+                        self.depth = 1;
+                    }
+                    b'"' => self.state = Scan::Text { escaped: false },
+                    _ => self.state = Scan::Bare,
+                },
+                Scan::Nested => match b {
+                    b'{' | b'[' => self.depth += 1,
+                    b'}' | b']' => {
+                        self.depth -= 1;
+                        if self.depth == 0 {
+                            return Some(i + 1);
+                        }
+                    }
+                    b'"' => self.state = Scan::Text { escaped: false },
+                    _ => {}
+                },
+                Scan::Text { escaped: true } => self.state = Scan::Text { escaped: false },
+                Scan::Text { escaped: false } => match b {
+                    b'\\' => self.state = Scan::Text { escaped: true },
+                    b'"' if self.depth == 0 => return Some(i + 1),
+                    b'"' => self.state = Scan::Nested,
+                    _ => {}
+                },
+                Scan::Bare => {
+                    if matches!(b, b' ' | b'\t' | b'\n' | b'\r' | b'{' | b'[' | b'"' | b',') {
+                        return Some(i);
+                    }
+                }
+            }
+        }
+        None
     }
 }
 
@@ -75,8 +157,8 @@ fn reduce(reader: impl std::io::Read) -> Result<Vec<u8>, serde_json::Error> {
         }
     }
     let mut de = serde_json::Deserializer::from_reader(reader);
+    // No check for the end of input after it: the value is all that is read.
     let used = Used::deserialize(&mut de)?;
-    de.end()?;
     serde_json::to_vec(&Value::Object(used.0))
 }
 
@@ -197,7 +279,8 @@ mod tests {
                 String::from_utf8_lossy(&streamed)
             );
             assert_eq!(Event::parse(&streamed), whole, "{input}");
-            assert_eq!(read(input.as_bytes(), 4096), input.as_bytes());
+            // Read up to the value's end: what follows it is never waited for.
+            assert_eq!(read(input.as_bytes(), 4096), input.trim_end().as_bytes());
         }
         // Not an object, or not JSON, past the bound: its reading says what is wrong.
         let list = format!("[\"{long}\"]");
@@ -208,6 +291,83 @@ mod tests {
                 .unwrap_err()
                 .contains("not JSON")
         );
+    }
+
+    /// A stdin that the client never closes: it gives `input` at most `piece` bytes a read,
+    /// then fails the test on the read that would wait for more.
+    struct NeverClosed<'a> {
+        input: &'a [u8],
+        piece: usize,
+    }
+
+    impl std::io::Read for NeverClosed<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+            assert!(
+                !self.input.is_empty(),
+                "read on after the event's end: a client that keeps stdin open would hang the hook"
+            );
+            let n = self.piece.min(buf.len()).min(self.input.len());
+            buf[..n].copy_from_slice(&self.input[..n]);
+            self.input = &self.input[n..];
+            Ok(n)
+        }
+    }
+
+    #[test]
+    fn reading_stops_after_one_complete_json_value_without_waiting_for_the_end_of_input() {
+        let long = "y".repeat(200);
+        for input in [
+            r#"{"cwd":"/p","hook_event_name":"Stop"}"#.to_owned(),
+            format!(r#" {{"a":"}} \" {{ [","b":[{{"c":"]"}}],"cwd":"/q\\"}}"#),
+            format!(r#"{{"prompt_response":"{long}","stop_hook_active":true}}"#),
+            "[1, [2], {\"x\": \"]\"}]".to_owned(),
+            "\"text\"".to_owned(),
+        ] {
+            for piece in [1, 3, 64, 4096] {
+                for whole in [64, 1 << 20] {
+                    let got = read(
+                        NeverClosed {
+                            input: input.as_bytes(),
+                            piece,
+                        },
+                        whole,
+                    );
+                    // Below the bound the value as sent, above it the fields Taskie reads.
+                    if input.len() < whole as usize {
+                        assert_eq!(got, input.as_bytes(), "{input} in pieces of {piece}");
+                    }
+                    let expected = Event::parse(input.as_bytes());
+                    assert_eq!(Event::parse(&got), expected, "{input} in pieces of {piece}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn the_value_s_end_is_where_serde_json_s_stream_reading_ends_it() {
+        let values = [
+            r#"{"cwd":"/p","stop_hook_active":true,"x":{"y":[1,{"z":"}]\"\\"}]}}"#,
+            r#"  {}"#,
+            r#"["a", "\u005d", []]"#,
+            r#""a \" string""#,
+            "17 ",
+            "-1.5e3\n",
+            "true ",
+            "null,",
+        ];
+        for value in values {
+            let followed = format!("{value} {{\"next\":1}}");
+            let mut stream =
+                serde_json::Deserializer::from_str(&followed).into_iter::<serde::de::IgnoredAny>();
+            stream.next().unwrap().unwrap();
+            let end = stream.byte_offset();
+            for split in 0..followed.len() {
+                let mut scan = ValueEnd::default();
+                let (a, b) = followed.as_bytes().split_at(split);
+                let found = scan.feed(a).or_else(|| scan.feed(b).map(|n| split + n));
+                assert_eq!(found, Some(end), "{value} split at {split}");
+            }
+        }
     }
 
     #[test]

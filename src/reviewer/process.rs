@@ -42,6 +42,10 @@ mod poll;
 #[cfg(not(target_os = "linux"))]
 #[path = "process/no_poll.rs"]
 mod poll;
+// What an npm `.cmd` shim starts (Windows); read on every platform by its tests.
+#[cfg(any(windows, test))]
+#[path = "process/shim.rs"]
+mod shim;
 
 pub(crate) use os::reset_child_signal;
 use poll::Polled;
@@ -239,11 +243,13 @@ fn end_tree(tree: &os::Tree, w: &mut Waits, done: fn(&Heard) -> bool) {
 
 /// The reviewer's command: no shell, the project as its directory, output piped.
 fn command(spec: &Spec) -> io::Result<Command> {
-    let mut cmd = Command::new(&spec.program);
+    let (program, first_args) = os::program(spec);
+    let mut cmd = Command::new(program);
     for name in &spec.env_remove {
         cmd.env_remove(name);
     }
-    cmd.args(&spec.args)
+    cmd.args(first_args)
+        .args(&spec.args)
         .current_dir(&spec.cwd)
         .envs(spec.env.iter().map(|(k, v)| (k, v)))
         .stdin(input(&spec.stdin)?)

@@ -101,7 +101,9 @@ pub fn insert(path: &Path, at: u64, bytes: &[u8]) -> io::Result<()> {
         path,
         false,
         || {},
-        |new| {
+        // `move`: the old file is closed once copied, before the rename over it (Windows
+        // refuses to replace a file that is open).
+        move |new| {
             let head = io::copy(&mut io::Read::take(&mut old, at), new)?;
             new.write_all(bytes)?;
             let tail = io::copy(&mut old, new)?;

@@ -129,20 +129,25 @@ impl Project {
 
     /// The `taskie-hook` command with this project's environment, not yet run.
     pub fn hook_command(&self) -> Command {
-        let mut cmd = Command::cargo_bin("taskie-hook").unwrap();
+        Command::from_std(self.hook_process())
+    }
+
+    /// The hook as a plain process, for a test that drives its stdin itself.
+    pub fn hook_process(&self) -> std::process::Command {
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_taskie-hook"));
         self.prepare(&mut cmd);
         cmd
     }
 
     /// The `taskie` command run in the project directory.
     pub fn taskie(&self, args: &[&str]) -> Command {
-        let mut cmd = Command::cargo_bin("taskie").unwrap();
+        let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_taskie"));
         self.prepare(&mut cmd);
         cmd.current_dir(self.root()).args(args);
-        cmd
+        Command::from_std(cmd)
     }
 
-    fn prepare(&self, cmd: &mut Command) {
+    fn prepare(&self, cmd: &mut std::process::Command) {
         cmd.env_remove("TASKIE_HOOK_SKIP")
             .env_remove("TASKIE_PLAN")
             .env_remove("CLAUDE_PROJECT_DIR")

@@ -20,6 +20,11 @@ pub(super) struct Tree {
     guardian: Option<Guardian>,
 }
 
+/// The program to start for `spec`, and arguments before its own: the program as named.
+pub(super) fn program(spec: &Spec) -> (&std::ffi::OsStr, [&std::ffi::OsStr; 0]) {
+    (&spec.program, [])
+}
+
 /// Starts the reviewer `command()` builds, in a group of its own (with its guardian).
 pub(super) fn start(
     spec: &Spec,

@@ -37,6 +37,19 @@ pub(super) struct Tree {
     process: OwnedHandle,
 }
 
+/// The program to start for `spec`, and arguments before its own: an npm `.cmd` shim is
+/// replaced by what it runs (`shim.rs`), looked up on the PATH the reviewer gets.
+pub(super) fn program(spec: &Spec) -> (std::ffi::OsString, Vec<std::ffi::OsString>) {
+    let path = spec
+        .env
+        .iter()
+        .rev()
+        .find(|(k, _)| k.eq_ignore_ascii_case("PATH"))
+        .map(|(_, v)| v.clone())
+        .or_else(|| crate::env::Var::Path.raw());
+    super::shim::resolve(&spec.program, path.as_deref(), &spec.cwd)
+}
+
 /// Starts the reviewer `command()` builds, suspended, puts it in a new job, and resumes it.
 pub(super) fn start(
     _spec: &Spec,
@@ -286,6 +299,15 @@ mod tests {
                 let _ = child.wait();
             }
             "sleep" => std::thread::sleep(Duration::from_secs(1000)),
+            // What it was started with: its pid, its arguments, what it read on stdin.
+            "argv" => {
+                use std::io::Read;
+                let mut input = String::new();
+                std::io::stdin().read_to_string(&mut input).unwrap();
+                let args: Vec<String> = std::env::args().skip(1).collect();
+                let said = format!("{}\n{}\n{input}", std::process::id(), args.join("\n"));
+                std::fs::write(pidfile, said).unwrap();
+            }
             "echo" => {
                 use std::io::{Read, Write};
                 let mut input = Vec::new();
@@ -415,5 +437,78 @@ mod tests {
         hook.kill().unwrap();
         hook.wait().unwrap();
         assert!(gone_within(grandchild, Duration::from_secs(5)));
+    }
+
+    /// A copy of this test binary at `to` (a link where the file system allows one).
+    fn this_binary_at(to: &Path) {
+        std::fs::create_dir_all(to.parent().unwrap()).unwrap();
+        let me = std::env::current_exe().unwrap();
+        if std::fs::hard_link(&me, to).is_err() {
+            std::fs::copy(&me, to).unwrap();
+        }
+    }
+
+    /// Runs `name` (found on a PATH of `dir` alone) as the reviewer, with a prompt; gives
+    /// the pid it ran as, and the arguments and stdin it got.
+    fn run_shimmed(dir: &Path, name: &str) -> (u32, u32, Vec<String>, String) {
+        let said = dir.join("said");
+        let mut spec = helper_spec("argv", &said, Duration::from_secs(60));
+        spec.program = name.into();
+        spec.env.push(("PATH".into(), dir.into()));
+        spec.stdin = b"line one\nline two\n".to_vec();
+        let out = run(&spec).unwrap();
+        assert_eq!(
+            out.ending,
+            Ending::Exited(0),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let said = std::fs::read_to_string(&said).unwrap();
+        let mut lines = said.lines();
+        let pid = lines.next().unwrap().parse().unwrap();
+        let rest: Vec<String> = lines.map(str::to_owned).collect();
+        let stdin_at = rest.iter().position(|l| l == "line one").unwrap();
+        (
+            out.pid,
+            pid,
+            rest[..stdin_at].to_vec(),
+            rest[stdin_at..].join("\n"),
+        )
+    }
+
+    #[test]
+    fn an_npm_shim_of_a_node_script_starts_node_with_the_script_and_no_cmd_exe() {
+        let dir = tempfile::tempdir().unwrap();
+        this_binary_at(&dir.path().join("node.exe"));
+        std::fs::write(
+            dir.path().join("fakecli.cmd"),
+            "@ECHO off\r\nGOTO start\r\n:find_dp0\r\nSET dp0=%~dp0\r\nEXIT /b\r\n:start\r\nSETLOCAL\r\n\
+             CALL :find_dp0\r\n\r\nIF EXIST \"%dp0%\\node.exe\" (\r\n  SET \"_prog=%dp0%\\node.exe\"\r\n) ELSE (\r\n  \
+             SET \"_prog=node\"\r\n)\r\n\r\nendLocal & goto #_undefined_# 2>NUL || title %COMSPEC% & \
+             \"%_prog%\"  \"%dp0%\\node_modules\\fakecli\\cli.js\" %*\r\n",
+        )
+        .unwrap();
+        let (started, ran, args, stdin) = run_shimmed(dir.path(), "fakecli");
+        assert_eq!(started, ran, "the shim's program is the process started");
+        let script = dir.path().join(r"node_modules\fakecli\cli.js");
+        assert_eq!(args[0], script.to_str().unwrap());
+        assert_eq!(args[1..3], ["--exact", HELPER]);
+        assert_eq!(stdin, "line one\nline two");
+    }
+
+    #[test]
+    fn an_npm_shim_of_a_native_program_starts_the_program() {
+        let dir = tempfile::tempdir().unwrap();
+        this_binary_at(&dir.path().join(r"node_modules\fakecli\bin\fakecli.exe"));
+        std::fs::write(
+            dir.path().join("fakecli.cmd"),
+            "@ECHO off\r\nGOTO start\r\n:find_dp0\r\nSET dp0=%~dp0\r\nEXIT /b\r\n:start\r\nSETLOCAL\r\n\
+             CALL :find_dp0\r\n\"%dp0%\\node_modules\\fakecli\\bin\\fakecli.exe\"   %*\r\n",
+        )
+        .unwrap();
+        let (started, ran, args, stdin) = run_shimmed(dir.path(), "fakecli");
+        assert_eq!(started, ran, "the shim's program is the process started");
+        assert_eq!(args[..2], ["--exact", HELPER]);
+        assert_eq!(stdin, "line one\nline two");
     }
 }
