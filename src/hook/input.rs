@@ -318,7 +318,7 @@ mod tests {
         let long = "y".repeat(200);
         for input in [
             r#"{"cwd":"/p","hook_event_name":"Stop"}"#.to_owned(),
-            format!(r#" {{"a":"}} \" {{ [","b":[{{"c":"]"}}],"cwd":"/q\\"}}"#),
+            r#" {"a":"} \" { [","b":[{"c":"]"}],"cwd":"/q\\"}"#.to_owned(),
             format!(r#"{{"prompt_response":"{long}","stop_hook_active":true}}"#),
             "[1, [2], {\"x\": \"]\"}]".to_owned(),
             "\"text\"".to_owned(),
