@@ -293,6 +293,39 @@ fn mark_tells_the_agent_to_stop_and_a_person_that_the_agents_stop_runs_the_revie
 }
 
 #[test]
+fn continue_plan_tells_a_person_at_a_terminal_that_the_step_is_the_agents() {
+    // A step to perform: the person learns how to have the agent do it.
+    let p = Project::new().plan("p").state(
+        json!({"phase": "plan-review", "next_phase": "create-tasks",
+            "phase_iteration": 3, "max_reviews": 8, "review_model": "sonnet",
+            "consecutive_clean": 2, "current_task": null, "tdd": false}),
+    );
+    let person = on_a_terminal(&p, "continue-plan", &[]);
+    crate::snapshots::check(&p, "continue_plan_to_a_person", &person);
+    // A stop: the hook goes on at the agent's stop.
+    let p = Project::new().plan("p").state(
+        json!({"phase": "post-plan-review", "next_phase": "plan-review",
+            "phase_iteration": 1, "max_reviews": 8, "review_model": "sonnet",
+            "consecutive_clean": 0, "current_task": null, "tdd": false}),
+    );
+    let person = on_a_terminal(&p, "continue-plan", &[]);
+    assert!(
+        person.contains("who   the agent's step: the hook goes on when the agent ends its turn"),
+        "{person}"
+    );
+    // The agent (its session id) gets its instructions alone.
+    let agent = p
+        .taskie(&["continue-plan"])
+        .env("CLAUDE_CODE_SESSION_ID", "s1")
+        .output()
+        .unwrap();
+    assert!(
+        !String::from_utf8_lossy(&agent.stdout).contains("who "),
+        "{agent:?}"
+    );
+}
+
+#[test]
 fn a_person_is_told_an_agent_session_works_on_the_plan_and_what_that_means() {
     let p = Project::new().plan("p").state(due("plan-review"));
     // The agent's session works on the plan (its command binds it).

@@ -230,6 +230,13 @@ fn the_install_doc_installs_from_release_tarballs_named_as_pack_sh_names_them() 
             "{s} missing from docs/install.md"
         );
     }
+    // A tarball install leaves the platform package behind: the uninstall names it.
+    let uninstall = &doc[doc.find("## Uninstall").unwrap()..];
+    assert!(
+        uninstall.contains("npm uninstall -g taskie taskie-linux-x64")
+            && uninstall.contains("lib/node_modules/taskie-linux-x64"),
+        "{uninstall}"
+    );
     assert!(
         readme.contains("about 865 MB"),
         "the README warns of the end-to-end tests' first download"

@@ -672,7 +672,19 @@ pub fn run(
         }
     }
     inv.bind(&target);
-    print(out, Some(&target.plan), &chosen, json)
+    print(out, Some(&target.plan), &chosen, json)?;
+    // The step is the agent's: a person at a terminal is told who does it, and how.
+    if !json && inv.audience == super::Audience::Person {
+        let who = match chosen.next {
+            Next::Action(_) => {
+                "the agent's step: in its session, /taskie:continue-plan makes it do this"
+            }
+            Next::Stop => "the agent's step: the hook goes on when the agent ends its turn",
+            _ => return Ok(()),
+        };
+        writeln!(out, "who   {who}")?;
+    }
+    Ok(())
 }
 
 fn print(out: &mut dyn Write, plan: Option<&str>, r: &Route, json: bool) -> Result<(), Error> {

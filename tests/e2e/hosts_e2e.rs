@@ -818,3 +818,64 @@ fn under_the_real_gemini_the_block_cap_ends_an_endless_fail_loop() {
     );
     assert!(status.success(), "{out}");
 }
+
+/// Interactive Gemini CLI runs the agent's shell commands in a pseudo-terminal (its
+/// `enableInteractiveShell`, on by default), with no session id: the agent's own `taskie
+/// init` must still speak to the agent ("Stop now"), as the `GEMINI_CLI` variable Gemini
+/// sets in that shell tells. Headless, Gemini gives the command a pipe, so the command
+/// takes a terminal itself (script(1)); the environment is the real CLI's.
+#[test]
+fn under_the_real_gemini_the_agents_own_taskie_init_tells_it_to_stop() {
+    const PROMPT: &str = "Start the reviews of the Taskie plan x.";
+    let outputs: Arc<Mutex<Vec<String>>> = Arc::default();
+    let seen = outputs.clone();
+    let api = FakeGemini::start(move |req| {
+        let text = |t: &str| fake_gemini::Reply::Text {
+            text: t.to_owned(),
+            prompt_tokens: 100,
+            output_tokens: 10,
+        };
+        let Some(body) = req.json() else {
+            return text("");
+        };
+        if !req.path.contains(":streamGenerateContent") {
+            return text(r#"{"reasoning": "The model finished.", "next_speaker": "user"}"#);
+        }
+        let contents = body["contents"].as_array().cloned().unwrap_or_default();
+        let last = contents.last().cloned().unwrap_or_default();
+        let response: Vec<String> = last["parts"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter_map(|p| p.get("functionResponse"))
+            .map(|r| r.to_string())
+            .collect();
+        let mut seen = seen.lock().unwrap();
+        if !response.is_empty() {
+            seen.extend(response);
+            return text("Done.");
+        }
+        if !seen.is_empty() || !body.to_string().contains(PROMPT) {
+            return text("Done.");
+        }
+        fake_gemini::Reply::Parts(vec![json!({"functionCall": {
+            "name": "run_shell_command",
+            "args": {"command": "script -qec 'taskie init x' /dev/null; echo \"GEMINI_CLI=$GEMINI_CLI\"",
+                     "description": "Start the plan's reviews"}}})])
+    })
+    .unwrap();
+    let gemini = Gemini::install(&api);
+    let p = Project::new().plan("x");
+    let (_, out) = gemini.run(&p.root(), PROMPT);
+    let outputs = outputs.lock().unwrap();
+    let shown = outputs.join("\n");
+    assert!(
+        shown.contains("Initialised .taskie/plans/x/state.json"),
+        "the agent ran taskie init: {shown}\n{out}"
+    );
+    assert!(shown.contains("GEMINI_CLI=1"), "{shown}");
+    assert!(
+        shown.contains("Stop now: the hook runs plan-review #1"),
+        "the agent is told to stop: {shown}"
+    );
+}
