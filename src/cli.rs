@@ -160,9 +160,11 @@ pub struct RunArgs {
     /// Agent sessions at once (at most 2 of one vendor).
     #[arg(short = 'j', long = "jobs", value_name = "N", default_value_t = 2)]
     pub jobs: usize,
-    /// The agent CLI each session runs (TASKIE_AGENT names another program called the same way).
-    #[arg(long, value_name = "CLI", default_value = "claude", value_parser = ["claude", "codex", "gemini"])]
-    pub agent: String,
+    /// The agent CLIs sessions run, comma-separated (`claude,codex`): a task without an
+    /// Agent cell goes to the least busy one. TASKIE_AGENT names another program called
+    /// the same way.
+    #[arg(long, value_name = "CLI", default_value = "claude", value_delimiter = ',', value_parser = ["claude", "codex", "gemini"])]
+    pub agent: Vec<String>,
     /// none: leave the integration branch and print its name; ff: fast-forward your branch
     /// to it once the all-code review passed (never a force).
     #[arg(long, value_name = "HOW", default_value = "none", value_parser = ["none", "ff"])]
@@ -460,7 +462,16 @@ fn dispatch(command: Command, inv: &Invocation, out: &mut dyn Write) -> Result<(
             &run::Options {
                 plan: a.plan.plan,
                 jobs: a.jobs,
-                agent: crate::model::host::Client::parse(&a.agent).unwrap_or_default(),
+                agents: a
+                    .agent
+                    .iter()
+                    .filter_map(|n| crate::model::host::Client::parse(n))
+                    .fold(Vec::new(), |mut all, c| {
+                        if !all.contains(&c) {
+                            all.push(c);
+                        }
+                        all
+                    }),
                 land: if a.land == "ff" {
                     crate::model::run::journal::Land::Ff
                 } else {

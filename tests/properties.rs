@@ -919,19 +919,21 @@ proptest! {
     #[test]
     fn no_limit_parser_panics_on_any_text(words in limit_words(), now in any_now()) {
         use taskie::model::reviewers::{Kind, Reviewer};
-        use taskie::reviewer::{codex, gemini, kinds, limit, result::CliResult};
+        use taskie::model::limit;
+        use taskie::reviewer::{codex, gemini, kinds, result::CliResult};
         use jiff::tz::TimeZone;
         let kolkata = TimeZone::get("Asia/Kolkata").unwrap();
         for zone in [None, Some(TimeZone::UTC), Some(kolkata.clone())] {
             let _ = limit::claude_reset(&words, now, &|_| zone.clone());
         }
-        for local in [TimeZone::UTC, kolkata] {
+        for local in [TimeZone::UTC, kolkata.clone()] {
             let _ = limit::codex_reset(&words, now, &local);
         }
         let _ = limit::gemini_reset(&words, now);
         let _ = (limit::is_codex_usage_limit(&words), limit::is_gemini_usage_limit(&words));
         for kind in [Kind::Claude, Kind::Codex, Kind::Gemini] {
-            let _ = limit::reset(kind, &words, now);
+            let _ = limit::reset(kind, &words, now, &kolkata);
+            let _ = limit::agent_limit(kind, &words, now, &kolkata);
             let reviewer = Reviewer { kind, model: "m".into() };
             let _ = kinds::limited(&words, 1).usage_limit(&words).concluded(&reviewer, "log", now);
             let _ = kinds::reported(&words, 1).concluded(&reviewer, "log", now);
@@ -954,7 +956,7 @@ proptest! {
 /// at that index): read, never a crash.
 #[test]
 fn usage_limit_texts_with_case_changing_letters_are_read_without_a_panic() {
-    use taskie::reviewer::limit;
+    use taskie::model::limit;
     let now = 1_795_514_400;
     let utc = |_: &str| Some(jiff::tz::TimeZone::UTC);
     assert_eq!(limit::claude_reset("İresets é5pm (UTC)", now, &utc), None);

@@ -39,20 +39,35 @@ use std::process::Command as Process;
 const FAKE_AGENT: &str = r#"#!/bin/sh
 here=$(dirname "$0")
 task=${TASKIE_RUN##*:}
+# Which CLI it is called as: codex's `exec`, gemini's `--include-directories`, else claude.
+vendor=claude
+[ "$1" = exec ] && vendor=codex
 settings=""
 prev=""
 for a; do
   if [ "$prev" = "--settings" ]; then settings="$a"; fi
+  case "$a" in hooks.Stop=*) settings="$a";; --include-directories) vendor=gemini;; esac
   prev="$a"
 done
+[ $vendor = gemini ] && settings=$(cat "$GEMINI_CLI_SYSTEM_SETTINGS_PATH")
 prompt=$(cat)
-hook=$(printf '%s' "$settings" | sed -n 's/.*"command":"\([^"]*\)".*/\1/p')
+if [ $vendor = codex ]; then
+  hook=$(printf '%s' "$settings" | sed -n 's/.*command="\([^"]*\)".*/\1/p')
+else
+  hook=$(printf '%s' "$settings" | sed -n 's/.*"command":"\([^"]*\)".*/\1/p')
+fi
+echo $vendor >> "$here/vendor-$task"
+# How many sessions of this CLI are under way, this one included.
+mkdir -p "$here/live-$vendor-$task"
+trap 'rmdir "$here/live-$vendor-$task" 2>/dev/null' EXIT
+ls -d "$here"/live-$vendor-* | wc -l >> "$here/peak-$vendor"
 echo "$(date +%s.%N)" > "$here/start-$task"
 if [ -f "$here/$task.sh" ]; then . "$here/$task.sh"; elif [ "$task" != all ]; then
   echo "work of task $task" > "task-$task.txt"
   git add "task-$task.txt" && git commit -q -m "task $task"
 fi
 echo "$(date +%s.%N)" > "$here/end-$task"
+rmdir "$here/live-$vendor-$task"
 [ -f "$here/$task.nohook" ] && exit 0
 # A prompt may carry a review left unanswered by a cut-off session.
 owed=$(printf '%s' "$prompt" | sed -n 's/.*write what you did to \([^ ]*\)\. Answer.*/\1/p' | head -1)
@@ -608,5 +623,207 @@ fn a_second_run_of_a_plan_is_refused_while_its_integration_branch_is_there() {
     assert!(
         stderr.contains("taskie/p/integration exists") && stderr.contains("taskie run --resume"),
         "{stderr}"
+    );
+}
+
+/// The worktrees of the newest run (`task-<N>`), outside the checkout.
+fn run_worktrees(repo: &Repo) -> Vec<PathBuf> {
+    let runs = repo.root().join("data/taskie/runs");
+    let mut found = Vec::new();
+    for run in std::fs::read_dir(&runs).unwrap().flatten() {
+        for entry in std::fs::read_dir(run.path()).unwrap().flatten() {
+            let name = entry.file_name().to_string_lossy().into_owned();
+            if name.starts_with("task-") {
+                found.push(entry.path());
+            }
+        }
+    }
+    found
+}
+
+#[test]
+fn a_gate_or_its_link_lost_or_stale_after_a_kill_is_made_again_by_resume() {
+    type Damage = fn(&Path);
+    let damages: [(&str, Damage); 3] = [
+        ("the link is gone", |wt| {
+            std::fs::remove_file(wt.join(".taskie")).unwrap()
+        }),
+        ("the link points elsewhere", |wt| {
+            let elsewhere = wt.with_file_name(format!(
+                "stale-{}",
+                wt.file_name().unwrap().to_string_lossy()
+            ));
+            std::fs::create_dir_all(&elsewhere).unwrap();
+            std::fs::remove_file(wt.join(".taskie")).unwrap();
+            std::os::unix::fs::symlink(&elsewhere, wt.join(".taskie")).unwrap();
+        }),
+        ("the gate is gone", |wt| {
+            let gate = std::fs::read_link(wt.join(".taskie")).unwrap();
+            std::fs::remove_dir_all(gate).unwrap();
+        }),
+    ];
+    for (what, damage) in damages {
+        let repo = Repo::new(TWO);
+        let out = repo
+            .taskie(&["run"])
+            .env("TASKIE_TEST_KILL_AT", "before:reviewed")
+            .output()
+            .unwrap();
+        use std::os::unix::process::ExitStatusExt;
+        assert_eq!(out.status.signal(), Some(9), "{what}: not killed");
+        let worktrees = run_worktrees(&repo);
+        assert!(!worktrees.is_empty(), "{what}: no worktree to damage");
+        for wt in &worktrees {
+            // A session the kill left running is still linked; damage what is there.
+            if std::fs::symlink_metadata(wt.join(".taskie")).is_ok() {
+                damage(wt);
+            }
+        }
+        let out = repo.run(&["run", "--resume", "--json"]);
+        let report = json_of(&out);
+        assert!(
+            out.status.success(),
+            "{what}: {report}\n{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        for t in ["1", "2"] {
+            assert_eq!(repo.merges_of(t), 1, "{what}: task {t} merged once");
+        }
+        assert_eq!(repo.git(&["status", "--porcelain"]), "", "{what}");
+    }
+}
+
+/// The steps of the newest run's journal, as `(step, task)`.
+fn journal_steps(repo: &Repo) -> Vec<(String, String)> {
+    let runs = repo.work().join(".taskie/runs");
+    let mut dirs: Vec<PathBuf> = std::fs::read_dir(&runs)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .collect();
+    dirs.sort();
+    let text = std::fs::read_to_string(dirs.last().unwrap().join("journal.jsonl")).unwrap();
+    text.lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .map(|v| {
+            (
+                v["step"].as_str().unwrap_or_default().to_string(),
+                v["task"].as_str().unwrap_or_default().to_string(),
+            )
+        })
+        .collect()
+}
+
+fn position(steps: &[(String, String)], step: &str, task: &str) -> usize {
+    steps
+        .iter()
+        .position(|(s, t)| s == step && t == task)
+        .unwrap_or_else(|| panic!("no {step} of task {task} in {steps:?}"))
+}
+
+#[test]
+fn an_agents_usage_limit_pauses_that_clis_lanes_and_the_run_goes_on_by_itself_after_the_reset() {
+    let table = "| Id | Title | Status | Agent |\n|-|-|-|-|\n| 1 | One | pending | claude |\n| 2 | Two | pending | claude |\n| 3 | Three | pending | codex |\n";
+    let repo = Repo::new(table);
+    // Task 1's first session hits claude's limit; "now" is two seconds before its reset.
+    repo.agent_does(
+        "1",
+        "if [ ! -f \"$here/limited-at\" ]; then date +%s.%N > \"$here/limited-at\"; \
+         echo '{\"type\":\"result\",\"is_error\":true,\"api_error\":\"usage_limit_reached\",\"result\":\"You have hit your limit \u{b7} resets Nov 26, 5:44am (UTC)\"}'; exit 1; fi\n\
+         echo 1 > task-1.txt; git add task-1.txt; git commit -q -m t1\n",
+    );
+    // 2026-11-26T05:44:58Z: the limit resets at 05:45:00 (the minute after the one shown).
+    let out = repo
+        .taskie(&["run", "--json", "-j", "1", "--agent", "claude,codex"])
+        .env("TASKIE_TEST_NOW", "1795671898")
+        .output()
+        .unwrap();
+    let report = json_of(&out);
+    let stdout_err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{report}\n{stdout_err}");
+    assert_eq!(report["outcome"], "done", "{report}");
+    for t in ["1", "2", "3"] {
+        assert_eq!(repo.merges_of(t), 1, "task {t}");
+    }
+    assert!(
+        stdout_err.contains("task 1: paused: claude's usage limit")
+            && stdout_err.contains("no claude session starts until then"),
+        "{stdout_err}"
+    );
+    // Codex went on while claude waited; claude's other task waited for the reset.
+    let steps = journal_steps(&repo);
+    let paused = position(&steps, "paused", "1");
+    let retry = position(&steps, "retry", "1");
+    assert!(paused < position(&steps, "session", "3"), "{steps:?}");
+    assert!(position(&steps, "session", "3") < retry, "{steps:?}");
+    assert!(retry < position(&steps, "session", "2"), "{steps:?}");
+    // It waited for the reset before starting task 1 again.
+    let limited = repo.time("limited", "at");
+    let again = repo.time("start", "1");
+    assert!(
+        again - limited >= 2.0,
+        "started again {}s after the limit",
+        again - limited
+    );
+}
+
+#[test]
+fn a_run_of_several_clis_gives_each_at_most_two_sessions_and_honours_a_tasks_agent() {
+    let table = "| Id | Title | Status | Agent |\n|-|-|-|-|\n| 1 | A | pending | |\n| 2 | B | pending | |\n| 3 | C | pending | |\n| 4 | D | pending | |\n| 5 | E | pending | |\n| 6 | F | pending | gemini |\n";
+    let repo = Repo::new(table);
+    for t in 1..=6 {
+        let t = t.to_string();
+        repo.agent_commits(&t, 1, &format!("task-{t}.txt"), &t);
+    }
+    let out = repo.run(&["run", "--json", "-j", "8", "--agent", "claude,codex"]);
+    let report = json_of(&out);
+    assert!(
+        out.status.success(),
+        "{report}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let vendor = |t: &str| {
+        std::fs::read_to_string(repo.root().join(format!("agents/vendor-{t}")))
+            .unwrap()
+            .trim()
+            .to_string()
+    };
+    assert_eq!(vendor("6"), "gemini", "task 6 names its agent");
+    let used: Vec<String> = (1..=5).map(|t| vendor(&t.to_string())).collect();
+    assert!(
+        used.iter().all(|v| v == "claude" || v == "codex")
+            && used.contains(&"claude".to_string())
+            && used.contains(&"codex".to_string()),
+        "{used:?}"
+    );
+    for cli in ["claude", "codex"] {
+        let peaks =
+            std::fs::read_to_string(repo.root().join(format!("agents/peak-{cli}"))).unwrap();
+        let most = peaks
+            .lines()
+            .filter_map(|l| l.trim().parse::<u32>().ok())
+            .max();
+        assert!(most.is_some_and(|m| m <= 2), "{cli}: {peaks}");
+    }
+    let status = String::from_utf8_lossy(&repo.run(&["status", "--plan", "p"]).stdout).into_owned();
+    assert!(status.contains("(4 × claude,codex)"), "{status}");
+}
+
+#[test]
+fn an_agent_cell_naming_no_known_cli_is_refused_with_its_line_and_the_fix() {
+    let table = "| Id | Title | Status | Agent |\n|-|-|-|-|\n| 1 | A | pending | cursor |\n";
+    let repo = Repo::new(table);
+    let out = repo.run(&["run"]);
+    assert_eq!(out.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        stderr.contains(".taskie/plans/p/tasks.md line 3: task 1 names the agent \"cursor\"")
+            && stderr.contains("write claude, codex or gemini in its Agent cell"),
+        "{stderr}"
+    );
+    assert_eq!(
+        repo.git(&["branch", "--list", "taskie/*"]),
+        "",
+        "no run began"
     );
 }

@@ -78,6 +78,35 @@ pub fn key(id: &str) -> String {
 /// The rows of a table that has a Depends column; `None` without one (or when the text is
 /// not a task table: validation reports that on its own).
 pub fn rows(content: &str) -> Option<Vec<Row>> {
+    Some(
+        column(content, &HEADERS)?
+            .into_iter()
+            .map(|(id, line, cell)| Row {
+                id,
+                line,
+                depends: ids(&cell),
+            })
+            .collect(),
+    )
+}
+
+/// Headers naming the optional Agent column (SPEC §23): the CLI a task's session runs.
+const AGENT_HEADERS: [&str; 3] = ["agent", "cli", "vendor"];
+
+/// The Agent cell of each row (id, line, cell, decoration stripped); `None` without the
+/// column.
+pub fn agents(content: &str) -> Option<Vec<(String, usize, String)>> {
+    Some(
+        column(content, &AGENT_HEADERS)?
+            .into_iter()
+            .map(|(id, line, cell)| (id, line, strip_decoration(&cell).trim().to_string()))
+            .collect(),
+    )
+}
+
+/// Each row's id, line and cell of the column one of `headers` names; `None` without
+/// such a column (or when the text is no table).
+fn column(content: &str, headers: &[&str]) -> Option<Vec<(String, usize, String)>> {
     let content = content.strip_prefix('\u{feff}').unwrap_or(content);
     let mut lines = content
         .lines()
@@ -94,7 +123,7 @@ pub fn rows(content: &str) -> Option<Vec<Row>> {
             .iter()
             .position(|c| pred(&strip_decoration(c).to_lowercase()))
     };
-    let depends_col = column(&|h| HEADERS.contains(&h))?;
+    let wanted = column(&|h| headers.contains(&h))?;
     let id_col = column(&|h| h == "id" || h == "#").unwrap_or(0);
     lines.next()?; // the separator row
     let mut out = Vec::new();
@@ -107,11 +136,11 @@ pub fn rows(content: &str) -> Option<Vec<Row>> {
         }
         let cells = cells(row);
         let cell = |i: usize| cells.get(i).copied().unwrap_or_default();
-        out.push(Row {
-            id: strip_decoration(cell(id_col)).to_string(),
+        out.push((
+            strip_decoration(cell(id_col)).to_string(),
             line,
-            depends: ids(cell(depends_col)),
-        });
+            cell(wanted).to_string(),
+        ));
     }
     Some(out)
 }

@@ -28,6 +28,16 @@ impl Client {
         Client::ALL.into_iter().find(|c| c.name() == name)
     }
 
+    /// The same CLI as a reviewer kind: its usage-limit words are the same (SPEC §22, §23).
+    pub fn kind(self) -> crate::model::reviewers::Kind {
+        use crate::model::reviewers::Kind;
+        match self {
+            Client::Claude => Kind::Claude,
+            Client::Codex => Kind::Codex,
+            Client::Gemini => Kind::Gemini,
+        }
+    }
+
     /// How its user runs a Taskie action.
     pub fn user_action(self, action: &str) -> String {
         match self {

@@ -9,6 +9,7 @@ pub(crate) mod depends;
 pub mod facts;
 pub mod findings;
 pub(crate) mod host;
+pub mod limit;
 pub(crate) mod machine;
 pub(crate) mod next_stop;
 pub(crate) mod pause;

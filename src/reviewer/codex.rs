@@ -185,7 +185,7 @@ impl Events {
                     .clone()
                     .or_else(|| kinds::first_error_line(stderr))
                 {
-                    Some(words) if crate::reviewer::limit::is_codex_usage_limit(&words) => {
+                    Some(words) if crate::model::limit::is_codex_usage_limit(&words) => {
                         kinds::limited(&words, exit).usage_limit(&words)
                     }
                     Some(words) => kinds::reported(&words, exit),

@@ -155,7 +155,7 @@ impl Output {
                 Some(code) => format!("{} (code {code})", e.message),
                 None => e.message.clone(),
             };
-            if crate::reviewer::limit::is_gemini_usage_limit(&e.message) {
+            if crate::model::limit::is_gemini_usage_limit(&e.message) {
                 return Err(kinds::limited(&words, exit).usage_limit(&e.message));
             }
             return Err(kinds::reported(&words, exit));

@@ -243,7 +243,9 @@ impl Failure {
         let Some(words) = self.usage_limit.as_deref() else {
             return self.reviewed(log);
         };
-        let Some(until) = crate::reviewer::limit::reset(reviewer.kind, words, now) else {
+        let Some(until) =
+            crate::model::limit::reset(reviewer.kind, words, now, &jiff::tz::TimeZone::system())
+        else {
             return self.reviewed(log);
         };
         let why = match pause::check_reset(until, now) {

@@ -19,7 +19,6 @@ pub(crate) mod error;
 pub mod gemini;
 pub mod guardian;
 pub mod kinds;
-pub mod limit;
 pub(crate) mod log;
 pub(crate) mod panel;
 pub(crate) mod process;

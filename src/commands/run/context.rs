@@ -23,7 +23,8 @@ pub struct Context {
     pub tasks: Vec<Task>,
     /// Task id → title, for commit messages and reports.
     pub titles: Vec<(String, String)>,
-    pub agent: Client,
+    /// The CLIs of the run (`--agent`), in the order given.
+    pub agents: Vec<Client>,
     /// Progress lines go to stderr with `--json`, else to stdout.
     pub json: bool,
 }
@@ -64,6 +65,17 @@ impl Context {
             .iter()
             .find(|(t, _)| t == task)
             .map_or("", |(_, title)| title.as_str())
+    }
+
+    /// The CLI a task's session runs or ran: the one its lane names, else the run's first.
+    pub fn agent_of(&self, lane: &crate::model::run::journal::Lane) -> Client {
+        use crate::model::run::journal::Lane;
+        match lane {
+            Lane::Running { agent, .. } | Lane::Paused { agent, .. } => agent.as_deref(),
+            _ => None,
+        }
+        .and_then(Client::parse)
+        .unwrap_or(self.agents[0])
     }
 
     /// The integration branch's commit now.

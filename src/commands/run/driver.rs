@@ -7,22 +7,30 @@ use crate::commands::run::gate::{self, Due};
 use crate::commands::run::judge::judge;
 use crate::commands::run::merge;
 use crate::commands::run::session::{self, Ended};
+use crate::model::host::Client;
 use crate::model::run::journal::{Entry, Land, Lane, Outcome, RunState};
 use crate::model::run::schedule;
 use std::collections::BTreeMap;
 use std::sync::mpsc;
+use std::time::{Duration, Instant};
 
 type Result<T> = std::result::Result<T, String>;
 
-/// A session under way: its base and what the user's checkout looked like when it began.
+/// A session under way: its base, its CLI, and what the user's checkout looked like when
+/// it began.
 struct Live {
     base: String,
     checkout: Vec<String>,
+    agent: Client,
 }
 
-/// Makes (or adopts) the worktree and gate of `task` and journals the session; `None`
-/// when the plan's budget is spent (the task is then blocked, saying so).
-fn begin(ctx: &Context, state: &mut RunState, task: &str) -> Result<Option<Live>> {
+/// The longest the driver waits in place for a usage limit to reset (a night); a later
+/// reset ends the run partial, saying when `--resume` can go on.
+pub const LONGEST_WAIT_SECS: i64 = 8 * 3600;
+
+/// Makes (or adopts) the worktree and gate of `task` and journals the session of `agent`;
+/// `None` when the plan's budget is spent (the task is then blocked, saying so).
+fn begin(ctx: &Context, state: &mut RunState, task: &str, agent: Client) -> Result<Option<Live>> {
     if let Some(why) = budget::spent_out(ctx) {
         ctx.record(
             state,
@@ -35,10 +43,17 @@ fn begin(ctx: &Context, state: &mut RunState, task: &str) -> Result<Option<Live>
     }
     let worktree = ctx.worktree(task);
     let branch = ctx.branch(task);
-    // A session cut off by a crash keeps its worktree, branch and base: adopted.
+    // A session cut off by a crash keeps its worktree, branch and base: adopted. A task
+    // started again (after a pause, or on `--resume`) keeps its branch, cut where it was.
     let base = match state.lane(task) {
         Lane::Running { base, .. } => base.clone(),
-        _ => state.tip.clone(),
+        _ => match ctx.checkout.ref_target(&format!("refs/heads/{branch}")) {
+            Some(at) => ctx
+                .checkout
+                .run(&["merge-base", &at, &state.tip])
+                .unwrap_or_else(|_| state.tip.clone()),
+            None => state.tip.clone(),
+        },
     };
     ctx.record(
         state,
@@ -47,6 +62,7 @@ fn begin(ctx: &Context, state: &mut RunState, task: &str) -> Result<Option<Live>
             branch: branch.clone(),
             worktree: worktree.display().to_string(),
             base: base.clone(),
+            agent: Some(agent.name().into()),
         },
     )?;
     if !ctx.checkout.worktrees().contains(&worktree) {
@@ -64,7 +80,36 @@ fn begin(ctx: &Context, state: &mut RunState, task: &str) -> Result<Option<Live>
     Ok(Some(Live {
         base,
         checkout: ctx.checkout.status().unwrap_or_default(),
+        agent,
     }))
+}
+
+/// When each paused task may start again, as an instant of this process's clock: a
+/// reset the journal names that is at most [`LONGEST_WAIT_SECS`] away. Once known, kept
+/// (the clock a test fixes with `TASKIE_TEST_NOW` does not move).
+fn note_waits(state: &RunState, waits: &mut BTreeMap<String, Instant>) {
+    let now = crate::clock::now_unix();
+    for (task, lane) in &state.lanes {
+        if let Lane::Paused {
+            until: Some(until), ..
+        } = lane
+            && !waits.contains_key(task)
+            && until - now <= LONGEST_WAIT_SECS
+        {
+            let secs = u64::try_from(until - now).unwrap_or(0);
+            waits.insert(task.clone(), Instant::now() + Duration::from_secs(secs));
+        }
+    }
+}
+
+/// The CLIs waiting for their usage limit: those of paused lanes.
+fn paused_clis(ctx: &Context, state: &RunState) -> Vec<Client> {
+    state
+        .lanes
+        .iter()
+        .filter(|(_, l)| matches!(l, Lane::Paused { agent: Some(_), .. }))
+        .map(|(_, l)| ctx.agent_of(l))
+        .collect()
 }
 
 /// What changed in the user's checkout between two `git status` listings.
@@ -88,41 +133,46 @@ pub fn tasks(ctx: &Context, state: &mut RunState) -> Result<()> {
         .map(|(t, _)| t.clone())
         .collect();
     let (tx, rx) = mpsc::channel::<Ended>();
+    let mut waits: BTreeMap<String, Instant> = BTreeMap::new();
     std::thread::scope(|scope| -> Result<()> {
         let mut live: BTreeMap<String, Live> = BTreeMap::new();
-        let start =
-            |state: &mut RunState, task: &str, live: &mut BTreeMap<String, Live>| -> Result<()> {
-                let Some(l) = begin(ctx, state, task)? else {
-                    ctx.say(&format!(
-                        "task {task}: blocked before it started: the review budget is spent"
-                    ));
-                    return Ok(());
-                };
+        let start = |state: &mut RunState,
+                     task: &str,
+                     agent: Client,
+                     live: &mut BTreeMap<String, Live>|
+         -> Result<()> {
+            let Some(l) = begin(ctx, state, task, agent)? else {
                 ctx.say(&format!(
-                    "task {task}: session started in {} (branch {})",
-                    ctx.worktree(task).display(),
-                    ctx.branch(task)
+                    "task {task}: blocked before it started: the review budget is spent"
                 ));
-                live.insert(task.to_string(), l);
-                let tx = tx.clone();
-                let task = task.to_string();
-                let worktree = ctx.worktree(&task);
-                scope.spawn(move || {
-                    let _ = tx.send(session::run(ctx, &task, &worktree));
-                });
-                Ok(())
+                return Ok(());
             };
+            ctx.say(&format!(
+                "task {task}: {} session started in {} (branch {})",
+                agent.name(),
+                ctx.worktree(task).display(),
+                ctx.branch(task)
+            ));
+            live.insert(task.to_string(), l);
+            let tx = tx.clone();
+            let task = task.to_string();
+            let worktree = ctx.worktree(&task);
+            scope.spawn(move || {
+                let _ = tx.send(session::run(ctx, &task, &worktree, agent));
+            });
+            Ok(())
+        };
         for task in cut_off {
-            let base = match state.lane(&task) {
-                Lane::Running { base, .. } => base.clone(),
+            let (base, agent) = match state.lane(&task) {
+                l @ Lane::Running { base, .. } => (base.clone(), ctx.agent_of(l)),
                 _ => continue,
             };
             // The cut-off session's agent may still be running: stopped first, so what it
             // left is final when judged.
             session::stop_leftover(&ctx.gate(&task));
-            match judge(ctx, &task, &base, &Ok(0), &[]) {
+            match judge(ctx, &task, agent, &base, &Ok(0), &[]) {
                 e @ Entry::Reviewed { .. } => ctx.record(state, e)?,
-                _ => start(state, &task, &mut live)?,
+                _ => start(state, &task, agent, &mut live)?,
             }
         }
         loop {
@@ -149,23 +199,60 @@ pub fn tasks(ctx: &Context, state: &mut RunState) -> Result<()> {
                 }
             }
             merge::clean_merged(ctx, state);
-            for task in schedule::to_start(&ctx.tasks, state, live.len(), state.jobs) {
-                start(state, &task, &mut live)?;
+            // Paused tasks whose limit has reset wait again, first in line.
+            note_waits(state, &mut waits);
+            let now = Instant::now();
+            for task in waits
+                .iter()
+                .filter(|(_, at)| **at <= now)
+                .map(|(t, _)| t.clone())
+                .collect::<Vec<_>>()
+            {
+                waits.remove(&task);
+                if matches!(state.lane(&task), Lane::Paused { .. }) {
+                    ctx.say(&format!("task {task}: the usage limit has reset"));
+                    ctx.record(state, Entry::Retry { task })?;
+                }
             }
+            let busy: Vec<Client> = live.values().map(|l| l.agent).collect();
+            let paused = paused_clis(ctx, state);
+            let vendors = schedule::Vendors {
+                run: &ctx.agents,
+                live: &busy,
+                paused: &paused,
+            };
+            for (task, agent) in schedule::to_start(&ctx.tasks, state, vendors, state.jobs) {
+                start(state, &task, agent, &mut live)?;
+            }
+            let wake = waits.values().min().copied();
             if live.is_empty() {
                 if schedule::to_skip(&ctx.tasks, state).is_empty()
                     && schedule::next_merge(&ctx.tasks, state).is_none()
                 {
-                    return Ok(());
+                    let Some(at) = wake else {
+                        return Ok(());
+                    };
+                    ctx.say(&format!(
+                        "waiting {}s for a usage limit to reset",
+                        at.saturating_duration_since(Instant::now()).as_secs()
+                    ));
+                    std::thread::sleep(at.saturating_duration_since(Instant::now()));
                 }
                 continue;
             }
-            let ended = rx.recv().map_err(|e| e.to_string())?;
+            let ended = match wake {
+                Some(at) => match rx.recv_timeout(at.saturating_duration_since(Instant::now())) {
+                    Ok(ended) => ended,
+                    Err(mpsc::RecvTimeoutError::Timeout) => continue,
+                    Err(e) => return Err(e.to_string()),
+                },
+                None => rx.recv().map_err(|e| e.to_string())?,
+            };
             let Some(l) = live.remove(&ended.task) else {
                 continue;
             };
             let outside = changed(&l.checkout, &ctx.checkout.status().unwrap_or_default());
-            let entry = judge(ctx, &ended.task, &l.base, &ended.status, &outside);
+            let entry = judge(ctx, &ended.task, l.agent, &l.base, &ended.status, &outside);
             match &entry {
                 Entry::Reviewed { task, commit } => {
                     ctx.say(&format!(
@@ -176,6 +263,30 @@ pub fn tasks(ctx: &Context, state: &mut RunState) -> Result<()> {
                 }
                 Entry::Blocked { task, reason } => {
                     ctx.say(&format!("task {task}: blocked: {reason}"))
+                }
+                Entry::Paused {
+                    task,
+                    until,
+                    reason,
+                    agent,
+                } => {
+                    let whose = agent.as_deref().map_or(String::new(), |a| {
+                        format!("; no {a} session starts until then")
+                    });
+                    let then = match until {
+                        Some(t) if t - crate::clock::now_unix() <= LONGEST_WAIT_SECS => format!(
+                            "until {}{whose}; the run starts it again then",
+                            crate::model::pause::at(*t)
+                        ),
+                        Some(t) => format!(
+                            "until {}{whose}; that is too far to wait for: `taskie run --resume` after it",
+                            crate::model::pause::at(*t)
+                        ),
+                        None => format!(
+                            "with no reset time given{whose}: `taskie run --resume` once the limit resets"
+                        ),
+                    };
+                    ctx.say(&format!("task {task}: paused: {reason}, {then}"));
                 }
                 _ => {}
             }
@@ -220,9 +331,10 @@ pub fn final_review(ctx: &Context, state: &mut RunState) -> Result<bool> {
         short(&tip)
     ));
     let before = ctx.checkout.status().unwrap_or_default();
-    let ended = session::run(ctx, "all", &worktree);
+    let agent = ctx.agents[0];
+    let ended = session::run(ctx, "all", &worktree, agent);
     let outside = changed(&before, &ctx.checkout.status().unwrap_or_default());
-    match judge(ctx, "all", &tip, &ended.status, &outside) {
+    match judge(ctx, "all", agent, &tip, &ended.status, &outside) {
         Entry::Reviewed { commit, .. } => {
             if commit != tip {
                 // Fixes the review asked for, committed on top of the tip: a fast-forward.

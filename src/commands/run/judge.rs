@@ -4,6 +4,7 @@
 
 use crate::commands::run::context::Context;
 use crate::commands::run::session::{AGENT_STDERR, AGENT_STDOUT};
+use crate::model::host::Client;
 use crate::model::phase::Phase;
 use crate::model::run::journal::Entry;
 use crate::store::run::heartbeats;
@@ -31,6 +32,7 @@ fn passed(gate_state: &[u8], task: &str) -> bool {
 pub fn judge(
     ctx: &Context,
     task: &str,
+    agent: Client,
     base: &str,
     status: &Result<i32, String>,
     outside: &[String],
@@ -62,16 +64,23 @@ pub fn judge(
         let output = [AGENT_STDOUT, AGENT_STDERR]
             .map(|f| std::fs::read_to_string(gate.join(f)).unwrap_or_default())
             .join("\n");
-        let paused = |until, reason| Entry::Paused {
+        let paused = |until, reason, vendor: Option<Client>| Entry::Paused {
             task: task.to_string(),
             until,
             reason,
+            agent: vendor.map(|c| c.name().to_string()),
         };
+        // The reviewer's limit holds this task's gate only: other sessions go on.
         if let Some(until) = reviewer_until {
-            return paused(Some(until), "the reviewer's usage limit".into());
+            return paused(Some(until), "the reviewer's usage limit".into(), None);
         }
-        if let Some(words) = agent_limit(&output) {
-            return paused(None, format!("the agent's usage limit ({words})"));
+        let local = jiff::tz::TimeZone::system();
+        if let Some(limit) = crate::model::limit::agent_limit(agent.kind(), &output, now, &local) {
+            return paused(
+                limit.until,
+                format!("{}'s usage limit ({})", agent.name(), limit.words),
+                Some(agent),
+            );
         }
     }
     let beats = heartbeats(&gate);
@@ -115,53 +124,9 @@ pub fn judge(
     }
 }
 
-/// The words of an agent's output that say it reached a usage limit: claude's result
-/// object (`is_error` with HTTP 429, or a result naming a limit), or a line of any CLI's
-/// output naming one.
-fn agent_limit(output: &str) -> Option<String> {
-    let says_limit = |t: &str| {
-        let t = t.to_lowercase();
-        [
-            "usage limit",
-            "rate limit",
-            "hit your limit",
-            "quota exceeded",
-            "resource_exhausted",
-        ]
-        .iter()
-        .any(|w| t.contains(w))
-    };
-    for line in output.lines() {
-        if let Ok(v) = serde_json::from_str::<serde_json::Value>(line)
-            && v["is_error"] == true
-        {
-            let result = v["result"].as_str().unwrap_or_default();
-            if v["api_error_status"] == 429 || says_limit(result) {
-                return Some(crate::model::text::clip(result, 200));
-            }
-        }
-    }
-    output
-        .lines()
-        .find(|l| says_limit(l))
-        .map(|l| crate::model::text::clip(l.trim(), 200))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn an_agents_usage_limit_is_read_from_its_result_or_its_words() {
-        let claude = r#"{"type":"result","is_error":true,"api_error_status":429,"result":"Claude AI usage limit reached|1767000000"}"#;
-        assert_eq!(
-            agent_limit(claude).as_deref(),
-            Some("Claude AI usage limit reached|1767000000")
-        );
-        assert!(agent_limit("ERROR: You've hit your usage limit. Try again at 5pm.").is_some());
-        assert_eq!(agent_limit(r#"{"is_error":false,"result":"done"}"#), None);
-        assert_eq!(agent_limit("all good\n"), None);
-    }
 
     #[test]
     fn a_passed_code_review_is_one_the_hook_advanced_past() {

@@ -26,7 +26,8 @@ pub mod setup;
 pub struct Options {
     pub plan: Option<String>,
     pub jobs: usize,
-    pub agent: Client,
+    /// The CLIs sessions run (at least one).
+    pub agents: Vec<Client>,
     pub land: Land,
     pub json: bool,
     pub resume: bool,

@@ -22,7 +22,7 @@ pub fn left(ctx: &Context, state: &RunState) -> String {
             Lane::Skipped { because } => {
                 parts.push(format!("task {task} waits for task {because}"))
             }
-            Lane::Paused { until, reason } => parts.push(match until {
+            Lane::Paused { until, reason, .. } => parts.push(match until {
                 Some(t) => format!(
                     "task {task} is paused until {} ({reason})",
                     crate::model::pause::stamp(*t)

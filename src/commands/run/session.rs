@@ -180,11 +180,12 @@ fn program(agent: Client) -> PathBuf {
         .unwrap_or_else(|| PathBuf::from(agent.name()))
 }
 
-/// Runs one session to its end (call it on a thread of its own).
-pub fn run(ctx: &Context, task: &str, worktree: &Path) -> Ended {
+/// Runs one session of the `agent` CLI for `task` to its end (call it on a thread of its
+/// own): the one place a run starts an agent.
+pub fn run(ctx: &Context, task: &str, worktree: &Path, agent: Client) -> Ended {
     let gate = ctx.gate(task);
-    let mut cmd = Command::new(program(ctx.agent));
-    cmd.args(arguments(ctx.agent, worktree, &gate))
+    let mut cmd = Command::new(program(agent));
+    cmd.args(arguments(agent, worktree, &gate))
         .current_dir(worktree)
         .env("TASKIE_RUN", format!("{}:{task}", ctx.run))
         .env("TASKIE_PLAN", &ctx.plan)
@@ -224,7 +225,7 @@ pub fn run(ctx: &Context, task: &str, worktree: &Path) -> Ended {
             return ended(
                 Err(format!(
                     "cannot start the agent {}: {e}",
-                    program(ctx.agent).display()
+                    program(agent).display()
                 )),
                 String::new(),
             );

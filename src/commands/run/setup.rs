@@ -6,6 +6,7 @@ use crate::commands::run::Options;
 use crate::commands::run::context::Context;
 use crate::error::Error;
 use crate::model::depends;
+use crate::model::host::Client;
 use crate::model::run::journal::{Entry, RunState};
 use crate::model::run::schedule::Task;
 use crate::store::git::Git;
@@ -25,6 +26,20 @@ fn tasks(target: &Target) -> Result<Table, Error> {
     let rows = crate::model::tasks::parse(&text)
         .map_err(|e| Error::Refused(format!("{}: {e}", target.rel("tasks.md"))))?;
     let deps = depends::rows(&text).unwrap_or_default();
+    let mut agents = Vec::new();
+    for (id, line, cell) in depends::agents(&text).unwrap_or_default() {
+        if cell.is_empty() || matches!(cell.as_str(), "-" | "—" | "–") {
+            continue;
+        }
+        let agent = Client::parse(&cell.to_lowercase()).ok_or_else(|| {
+            Error::Refused(format!(
+                "{} line {line}: task {id} names the agent \"{cell}\", which is not one taskie run starts; \
+                 write claude, codex or gemini in its Agent cell, or leave it empty",
+                target.rel("tasks.md")
+            ))
+        })?;
+        agents.push((depends::key(&id), agent));
+    }
     let mut tasks = Vec::new();
     let mut titles = Vec::new();
     for row in rows {
@@ -42,10 +57,12 @@ fn tasks(target: &Target) -> Result<Table, Error> {
             .map(|d| d.depends.iter().map(|x| depends::key(x)).collect())
             .unwrap_or_default();
         titles.push((id.clone(), row.title.clone()));
+        let agent = agents.iter().find(|(a, _)| *a == id).map(|(_, c)| *c);
         tasks.push(Task {
             finished: row.is_finished(),
             id,
             depends,
+            agent,
         });
     }
     Ok((tasks, titles))
@@ -92,7 +109,12 @@ pub fn open(target: &Target, checkout: Git, opts: &Options) -> Result<(Context, 
         let start = Entry::Start {
             run: id,
             plan: plan.clone(),
-            agent: opts.agent.name().into(),
+            agent: opts
+                .agents
+                .iter()
+                .map(|c| c.name())
+                .collect::<Vec<_>>()
+                .join(","),
             jobs: opts.jobs,
             land: opts.land,
             branch,
@@ -120,7 +142,14 @@ pub fn open(target: &Target, checkout: Git, opts: &Options) -> Result<(Context, 
     let work = run::work_dir(&state.run, &common);
     fs_err::create_dir_all(&work)?;
     let work = work.canonicalize()?;
-    let agent = crate::model::host::Client::parse(&state.agent).unwrap_or(opts.agent);
+    // The run's CLIs as it began with them.
+    let mut agents: Vec<Client> = state.agent.split(',').filter_map(Client::parse).collect();
+    if agents.is_empty() {
+        agents = opts.agents.clone();
+    }
+    if agents.is_empty() {
+        agents.push(Client::Claude);
+    }
     let ctx = Context {
         project: target.project.clone(),
         plan,
@@ -131,7 +160,7 @@ pub fn open(target: &Target, checkout: Git, opts: &Options) -> Result<(Context, 
         work,
         tasks,
         titles,
-        agent,
+        agents,
         json: opts.json,
     };
     Ok((ctx, state))

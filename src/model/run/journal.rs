@@ -31,12 +31,15 @@ pub enum Entry {
         base: String,
         integration: String,
     },
-    /// A session for `task` is about to start in `worktree`, on `branch` cut from `base`.
+    /// A session for `task` is about to start in `worktree`, on `branch` cut from `base`,
+    /// run by the `agent` CLI (absent in journals of single-agent runs: the run's agent).
     Session {
         task: String,
         branch: String,
         worktree: String,
         base: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        agent: Option<String>,
     },
     /// The task's code review passed on `commit` (pinned under refs/taskie/…).
     Reviewed { task: String, commit: String },
@@ -44,12 +47,15 @@ pub enum Entry {
     Blocked { task: String, reason: String },
     /// The task will not start: a task it depends on will not merge.
     Skipped { task: String, because: String },
-    /// A usage limit stopped the session (the agent's, or its reviewer's until `until`,
-    /// Unix seconds): the task waits for `--resume`, its gate kept.
+    /// A usage limit stopped the session: the agent's (then `agent` names its CLI, whose
+    /// lanes all wait) or its reviewer's. With `until` (Unix seconds) the run starts the
+    /// task again after it; without, the task waits for `--resume`. Its gate is kept.
     Paused {
         task: String,
         until: Option<i64>,
         reason: String,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        agent: Option<String>,
     },
     /// `--resume` of a run that ended partial: the task goes back to waiting, its branch,
     /// worktree and gate kept for its next session.
@@ -135,6 +141,8 @@ pub enum Lane {
         branch: String,
         worktree: String,
         base: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        agent: Option<String>,
     },
     /// Its code review passed on `commit`; waiting for the merge queue.
     Reviewed {
@@ -154,10 +162,13 @@ pub enum Lane {
     Blocked {
         reason: String,
     },
-    /// A usage limit: waits for `--resume` (after `until`, when known).
+    /// A usage limit: starts again after `until`, when known, else with `--resume`.
+    /// `agent`: the CLI whose limit it is (its lanes wait too); none for a reviewer's.
     Paused {
         until: Option<i64>,
         reason: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        agent: Option<String>,
     },
     Conflict {
         branch: String,
@@ -243,12 +254,14 @@ impl RunState {
                 branch,
                 worktree,
                 base,
+                agent,
             } => self.set(
                 &task,
                 Lane::Running {
                     branch,
                     worktree,
                     base,
+                    agent,
                 },
             ),
             Entry::Reviewed { task, commit } => {
@@ -261,7 +274,15 @@ impl RunState {
                 task,
                 until,
                 reason,
-            } => self.set(&task, Lane::Paused { until, reason }),
+                agent,
+            } => self.set(
+                &task,
+                Lane::Paused {
+                    until,
+                    reason,
+                    agent,
+                },
+            ),
             Entry::Retry { task } => {
                 self.outcome = None;
                 self.set(&task, Lane::Waiting)
@@ -387,6 +408,7 @@ mod tests {
                 branch: "taskie/p/task-1".into(),
                 worktree: "/w/1".into(),
                 base: "b0".into(),
+                agent: None,
             },
             Entry::Reviewed {
                 task: "1".into(),

@@ -1,5 +1,6 @@
 //! Which tasks a run starts next, which it skips, and which it merges next (SPEC §23).
 
+use crate::model::host::Client;
 use crate::model::run::journal::{Lane, RunState};
 
 /// A task of the plan as the scheduler sees it.
@@ -10,32 +11,72 @@ pub struct Task {
     pub depends: Vec<String>,
     /// Finished in tasks.md before the run: counts as merged, never started.
     pub finished: bool,
+    /// The CLI its Agent cell names; `None`: whichever of the run's is least busy.
+    pub agent: Option<Client>,
 }
 
 /// At most this many sessions of one vendor at once: K sessions on one subscription
 /// reach its usage limit K times faster.
 pub const PER_VENDOR: usize = 2;
 
-/// The most sessions a run may have at once with `jobs` asked for and one vendor.
-pub fn slots(jobs: usize) -> usize {
-    jobs.clamp(1, PER_VENDOR)
+/// The most sessions a run may have at once with `jobs` asked for and `vendors` CLIs.
+pub fn slots(jobs: usize, vendors: usize) -> usize {
+    jobs.max(1).min(PER_VENDOR * vendors.max(1))
+}
+
+/// The run's vendors as the scheduler sees them at one moment.
+#[derive(Debug, Clone, Copy)]
+pub struct Vendors<'a> {
+    /// The CLIs of the run (`--agent`), in the order given.
+    pub run: &'a [Client],
+    /// One entry per session under way: its CLI.
+    pub live: &'a [Client],
+    /// CLIs waiting for a usage limit to reset: none of their sessions starts.
+    pub paused: &'a [Client],
 }
 
 fn merged(tasks: &[Task], state: &RunState, id: &str) -> bool {
     tasks.iter().any(|t| t.id == id && t.finished) || matches!(state.lane(id), Lane::Merged { .. })
 }
 
-/// The tasks to start now, in tasks.md order: not started, every dependency merged, no
-/// more than the free slots.
-pub fn to_start(tasks: &[Task], state: &RunState, running: usize, jobs: usize) -> Vec<String> {
-    let free = slots(jobs).saturating_sub(running);
-    tasks
+/// The tasks to start now, in tasks.md order, each with its CLI: not started, every
+/// dependency merged, at most `jobs` sessions in all and [`PER_VENDOR`] of one CLI, none
+/// of a paused CLI. A task naming its CLI waits for that one; another goes to the least
+/// busy CLI of the run (the first given on a tie).
+pub fn to_start(
+    tasks: &[Task],
+    state: &RunState,
+    vendors: Vendors,
+    jobs: usize,
+) -> Vec<(String, Client)> {
+    let mut live = vendors.live.to_vec();
+    let busy = |live: &[Client], c: Client| live.iter().filter(|&&l| l == c).count();
+    let free =
+        |live: &[Client], c: Client| !vendors.paused.contains(&c) && busy(live, c) < PER_VENDOR;
+    let mut out = Vec::new();
+    for t in tasks
         .iter()
         .filter(|t| !t.finished && *state.lane(&t.id) == Lane::Waiting)
         .filter(|t| t.depends.iter().all(|d| merged(tasks, state, d)))
-        .take(free)
-        .map(|t| t.id.clone())
-        .collect()
+    {
+        if live.len() >= jobs.max(1) {
+            break;
+        }
+        let vendor = match t.agent {
+            Some(c) => free(&live, c).then_some(c),
+            None => vendors
+                .run
+                .iter()
+                .copied()
+                .filter(|&c| free(&live, c))
+                .min_by_key(|&c| busy(&live, c)),
+        };
+        if let Some(c) = vendor {
+            live.push(c);
+            out.push((t.id.clone(), c));
+        }
+    }
+    out
 }
 
 /// Waiting tasks that can never start because a dependency (directly or not) was
@@ -95,7 +136,24 @@ mod tests {
             id: id.into(),
             depends: deps.iter().map(|d| d.to_string()).collect(),
             finished: false,
+            agent: None,
         }
+    }
+
+    const CLAUDE: &[Client] = &[Client::Claude];
+
+    /// `to_start` with one CLI, `running` sessions of it under way, and the ids only.
+    fn ids(tasks: &[Task], s: &RunState, running: usize, jobs: usize) -> Vec<String> {
+        let live = vec![Client::Claude; running];
+        let v = Vendors {
+            run: CLAUDE,
+            live: &live,
+            paused: &[],
+        };
+        to_start(tasks, s, v, jobs)
+            .into_iter()
+            .map(|(t, _)| t)
+            .collect()
     }
 
     fn state(entries: &[Entry]) -> RunState {
@@ -110,6 +168,7 @@ mod tests {
             branch: format!("b{t}"),
             worktree: format!("w{t}"),
             base: "b".into(),
+            agent: None,
         }
     }
 
@@ -122,15 +181,11 @@ mod tests {
             task("4", &["1"]),
         ];
         let s = state(&[]);
-        assert_eq!(to_start(&tasks, &s, 0, 2), ["1", "2"]);
-        assert_eq!(to_start(&tasks, &s, 1, 2), ["1"]);
-        assert_eq!(
-            to_start(&tasks, &s, 0, 8),
-            ["1", "2"],
-            "one vendor: two at most"
-        );
-        assert_eq!(to_start(&tasks, &s, 0, 1), ["1"]);
-        assert_eq!(to_start(&tasks, &s, 0, 0), ["1"], "-j 0 still runs one");
+        assert_eq!(ids(&tasks, &s, 0, 2), ["1", "2"]);
+        assert_eq!(ids(&tasks, &s, 1, 2), ["1"]);
+        assert_eq!(ids(&tasks, &s, 0, 8), ["1", "2"], "one vendor: two at most");
+        assert_eq!(ids(&tasks, &s, 0, 1), ["1"]);
+        assert_eq!(ids(&tasks, &s, 0, 0), ["1"], "-j 0 still runs one");
     }
 
     #[test]
@@ -143,14 +198,14 @@ mod tests {
                 commit: "c".into(),
             },
         ]);
-        assert!(to_start(&tasks, &reviewed, 0, 2).is_empty());
+        assert!(ids(&tasks, &reviewed, 0, 2).is_empty());
         assert_eq!(next_merge(&tasks, &reviewed).as_deref(), Some("1"));
         let mut merged = reviewed.clone();
         merged.apply(&Entry::Merged {
             task: "1".into(),
             commit: "m".into(),
         });
-        assert_eq!(to_start(&tasks, &merged, 0, 2), ["2"]);
+        assert_eq!(ids(&tasks, &merged, 0, 2), ["2"]);
         assert_eq!(next_merge(&tasks, &merged), None);
     }
 
@@ -159,7 +214,7 @@ mod tests {
         let mut done = task("1", &[]);
         done.finished = true;
         let tasks = [done, task("2", &["1"])];
-        assert_eq!(to_start(&tasks, &state(&[]), 0, 2), ["2"]);
+        assert_eq!(ids(&tasks, &state(&[]), 0, 2), ["2"]);
     }
 
     #[test]
@@ -173,7 +228,52 @@ mod tests {
             },
         ]);
         assert_eq!(to_skip(&tasks, &s), [("2".to_string(), "1".to_string())]);
-        assert_eq!(to_start(&tasks, &s, 0, 2), ["3"]);
+        assert_eq!(ids(&tasks, &s, 0, 2), ["3"]);
         assert!(!all_settled(&tasks, &s));
+    }
+
+    #[test]
+    fn several_clis_share_the_sessions_two_each_and_a_named_cli_is_honoured() {
+        use Client::{Claude, Codex, Gemini};
+        let mut tasks: Vec<Task> = (1..=6).map(|i| task(&i.to_string(), &[])).collect();
+        tasks[4].agent = Some(Gemini);
+        let s = state(&[]);
+        let both = [Claude, Codex];
+        let v = |live: &'static [Client], paused: &'static [Client]| Vendors {
+            run: &both,
+            live,
+            paused,
+        };
+        let all = |v| to_start(&tasks, &s, v, 8);
+        // The least busy CLI takes the next task; task 5 names gemini, not of the run.
+        assert_eq!(
+            all(v(&[], &[])),
+            [
+                ("1".to_string(), Claude),
+                ("2".to_string(), Codex),
+                ("3".to_string(), Claude),
+                ("4".to_string(), Codex),
+                ("5".to_string(), Gemini),
+            ],
+            "two per CLI, and task 6 waits for a free one"
+        );
+        assert_eq!(
+            to_start(&tasks, &s, v(&[], &[]), 3).len(),
+            3,
+            "-j caps the total"
+        );
+        // A paused CLI starts nothing; the others take its share.
+        let started = all(v(&[Codex], &[Claude]));
+        assert_eq!(
+            started,
+            [("1".to_string(), Codex), ("5".to_string(), Gemini),]
+        );
+        tasks[0].agent = Some(Claude);
+        let started = to_start(&tasks, &s, v(&[], &[Claude]), 8);
+        assert_eq!(
+            started[0],
+            ("2".to_string(), Codex),
+            "task 1 waits for claude"
+        );
     }
 }

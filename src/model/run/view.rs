@@ -16,7 +16,7 @@ pub fn lines(state: &RunState) -> Vec<String> {
     let mut out = vec![format!(
         "Run {} ({} × {}): {outcome}; integration branch {} at {}",
         state.run,
-        state.jobs.clamp(1, crate::model::run::schedule::PER_VENDOR),
+        crate::model::run::schedule::slots(state.jobs, state.agent.split(',').count()),
         state.agent,
         state.integration,
         short(&state.tip)
@@ -31,7 +31,7 @@ pub fn lines(state: &RunState) -> Vec<String> {
             Lane::Merging { reviewed, .. } => format!("merging {}", short(reviewed)),
             Lane::Merged { commit } => format!("merged ({})", short(commit)),
             Lane::Blocked { reason } => format!("blocked: {reason}"),
-            Lane::Paused { until, reason } => match until {
+            Lane::Paused { until, reason, .. } => match until {
                 Some(t) => format!("paused until {}: {reason}", crate::model::pause::stamp(*t)),
                 None => format!("paused: {reason}"),
             },

@@ -17,11 +17,12 @@ use jiff::civil::{Date, DateTime};
 use jiff::tz::{Offset, TimeZone};
 
 /// The instant (Unix seconds) at which `kind`'s usage limit, reported in `words`, resets;
-/// `None` when the words give no time that can be read. `now` is Unix seconds.
-pub fn reset(kind: Kind, words: &str, now: i64) -> Option<i64> {
+/// `None` when the words give no time that can be read. `now` is Unix seconds; `local`
+/// the machine's time zone, which codex prints its reset in.
+pub fn reset(kind: Kind, words: &str, now: i64, local: &TimeZone) -> Option<i64> {
     match kind {
         Kind::Claude => claude_reset(words, now, &|name| TimeZone::get(name).ok()),
-        Kind::Codex => codex_reset(words, now, &TimeZone::system()),
+        Kind::Codex => codex_reset(words, now, local),
         Kind::Gemini => gemini_reset(words, now),
     }
 }
@@ -72,6 +73,55 @@ pub fn gemini_reset(words: &str, now: i64) -> Option<i64> {
     }
     // Saturates: a delay past i64 is as far as can be, which no pause reaches (SPEC §22).
     Some(now.saturating_add(secs.ceil() as i64))
+}
+
+/// A usage limit that an agent of `taskie run` reported (SPEC §23): its words, and when
+/// it resets when they say so (within a pause's reach, `model::pause::check_reset`).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AgentLimit {
+    pub words: String,
+    pub until: Option<i64>,
+}
+
+/// The usage limit an agent's output (stdout and stderr) reports, if any: claude's result
+/// object (`is_error` with `usage_limit_reached`, HTTP 429, or a result naming a limit),
+/// codex's and gemini's usage-limit words, or a line of any CLI naming a limit (then with
+/// no reset). `now` is Unix seconds; `local` the machine's zone (codex's resets).
+pub fn agent_limit(kind: Kind, output: &str, now: i64, local: &TimeZone) -> Option<AgentLimit> {
+    let says_limit = |t: &str| {
+        [
+            "usage limit",
+            "rate limit",
+            "hit your limit",
+            "quota exceeded",
+            "resource_exhausted",
+        ]
+        .iter()
+        .any(|w| end_of(t, w).is_some())
+    };
+    let claude = output.lines().find_map(|line| {
+        let v: serde_json::Value = serde_json::from_str(line).ok()?;
+        let result = v["result"].as_str().unwrap_or_default();
+        (v["is_error"] == true
+            && (v["api_error"] == "usage_limit_reached"
+                || v["api_error_status"] == 429
+                || says_limit(result)))
+        .then(|| result.to_string())
+    });
+    let words = claude
+        .or_else(|| {
+            output
+                .lines()
+                .find(|l| is_codex_usage_limit(l) || is_gemini_usage_limit(l))
+                .map(str::to_string)
+        })
+        .or_else(|| output.lines().find(|l| says_limit(l)).map(str::to_string))?;
+    let until = reset(kind, &words, now, local)
+        .filter(|&t| crate::model::pause::check_reset(t, now).is_ok());
+    Some(AgentLimit {
+        words: crate::model::text::clip(words.trim(), 200),
+        until,
+    })
 }
 
 /// A wall-clock time as a reset text gives it: maybe a date (maybe without a year).
@@ -322,6 +372,44 @@ mod tests {
             "You have exhausted your daily quota on this model."
         ));
         assert_eq!(gemini_reset("Resource exhausted: fake 429", NOW), None);
+    }
+
+    #[test]
+    fn an_agents_usage_limit_is_read_with_its_reset_when_its_words_name_one() {
+        let utc = &TimeZone::UTC;
+        let claude = r#"{"type":"result","is_error":true,"api_error":"usage_limit_reached","result":"You've hit your 5-hour limit · resets 12:14pm (UTC)"}"#;
+        let l = agent_limit(Kind::Claude, claude, NOW, utc).unwrap();
+        assert!(l.words.starts_with("You've hit your 5-hour limit"), "{l:?}");
+        assert_eq!(l.until.map(stamp).as_deref(), Some("2026-11-24T12:15:00Z"));
+        let bare = r#"{"type":"result","is_error":true,"api_error_status":429,"result":"Claude AI usage limit reached"}"#;
+        assert_eq!(
+            agent_limit(Kind::Claude, bare, NOW, utc).unwrap().until,
+            None
+        );
+        let codex = "{\"type\":\"error\",\"message\":\"You\u{2019}ve hit your usage limit. try again at 11:27 PM.\"}";
+        let l = agent_limit(Kind::Codex, codex, NOW, utc).unwrap();
+        assert_eq!(l.until.map(stamp).as_deref(), Some("2026-11-24T23:28:00Z"));
+        let gemini = "Error: quota\nSuggested retry after 60s.";
+        assert_eq!(
+            agent_limit(Kind::Gemini, gemini, NOW, utc).unwrap().until,
+            Some(NOW + 60)
+        );
+        // A reset further than a pause reaches is a limit without a reset.
+        let far = "Suggested retry after 99999999s.";
+        assert_eq!(
+            agent_limit(Kind::Gemini, far, NOW, utc).unwrap().until,
+            None
+        );
+        assert_eq!(
+            agent_limit(
+                Kind::Claude,
+                r#"{"is_error":false,"result":"done"}"#,
+                NOW,
+                utc
+            ),
+            None
+        );
+        assert_eq!(agent_limit(Kind::Codex, "all good\n", NOW, utc), None);
     }
 
     /// 'İ' lower-cases to three bytes, 'ẞ' to two: an index found in a lower-cased copy
