@@ -294,12 +294,29 @@ fn a_run_merges_each_reviewed_task_once_in_dependency_order_and_leaves_the_check
     assert_eq!(repo.git(&["rev-parse", "HEAD"]), head);
     assert_eq!(repo.git(&["status", "--porcelain"]), "");
     assert_eq!(repo.git(&["worktree", "list"]).lines().count(), 1);
-    // Plan files never reached a task branch.
+    // Statuses: done on the integration branch, by the driver; never on a task branch.
+    let tasks_md = ".taskie/plans/p/tasks.md";
+    let statuses = repo.file_on(&tip, tasks_md).unwrap();
+    for t in ["1", "2", "3"] {
+        assert!(
+            statuses.contains(&format!("| {t} | ")) && !statuses.contains("pending"),
+            "{statuses}"
+        );
+        assert_eq!(
+            repo.file_on(&format!("taskie/p/task-{t}"), tasks_md)
+                .unwrap()
+                .matches("| pending |")
+                .count(),
+            3 - usize::from(t == "3") * 2,
+            "task {t}'s branch holds the statuses as its base had them"
+        );
+    }
+    // Plan files never reached a task branch: none changed them from where it was cut.
     for t in ["1", "2", "3"] {
         let changed = repo.git(&[
             "diff",
             "--name-only",
-            &head,
+            &session_base(&repo, t),
             &format!("taskie/p/task-{t}"),
             "--",
             ".taskie",
@@ -381,6 +398,15 @@ fn a_session_without_a_heartbeat_is_never_merged_and_its_dependents_are_skipped(
         repo.file_on("taskie/p/task-1", "task-1.txt").is_some(),
         "the branch is kept"
     );
+    let statuses = repo
+        .file_on("taskie/p/integration", ".taskie/plans/p/tasks.md")
+        .unwrap();
+    assert_eq!(
+        statuses.lines().filter(|l| l.contains("pending")).count(),
+        2,
+        "only task 2 is done: {statuses}"
+    );
+    assert!(statuses.contains("| 2 | Two | done"), "{statuses}");
     let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
         stderr.contains("ended partial") && stderr.contains("taskie run --resume"),
@@ -609,6 +635,30 @@ fn a_plan_that_is_not_committed_runs_from_copies_and_stays_untouched() {
 }
 
 #[test]
+fn an_untracked_plans_statuses_are_written_into_the_checkout_at_landing_only() {
+    let repo = Repo::new(TWO);
+    repo.git(&["rm", "-r", "-q", "--cached", ".taskie"]);
+    repo.git(&["commit", "-q", "-m", "plan untracked"]);
+    let tasks_md = repo.work().join(".taskie/plans/p/tasks.md");
+    let before = std::fs::read_to_string(&tasks_md).unwrap();
+    // Task 2's session sees the checkout's tasks.md as it was while the run goes on.
+    repo.agent_does(
+        "2",
+        "cp \"$CHECKOUT/.taskie/plans/p/tasks.md\" \"$here/seen-by-2\"; echo 2 > task-2.txt; git add task-2.txt; git commit -q -m t2\n",
+    );
+    let out = repo.run(&["run", "--json", "--land", "ff", "-j", "1"]);
+    let report = json_of(&out);
+    assert!(out.status.success(), "{report}");
+    let seen = std::fs::read_to_string(repo.root().join("agents/seen-by-2")).unwrap();
+    assert_eq!(seen, before, "nothing written before landing");
+    let after = std::fs::read_to_string(&tasks_md).unwrap();
+    assert!(
+        after.contains("| 1 | One | done") && after.contains("| 2 | Two | done"),
+        "{after}"
+    );
+}
+
+#[test]
 fn a_second_run_of_a_plan_is_refused_while_its_integration_branch_is_there() {
     let repo = Repo::new(ONE);
     let out = repo.run(&["run"]);
@@ -658,8 +708,9 @@ fn a_gate_or_its_link_lost_or_stale_after_a_kill_is_made_again_by_resume() {
             std::os::unix::fs::symlink(&elsewhere, wt.join(".taskie")).unwrap();
         }),
         ("the gate is gone", |wt| {
+            // Moved away at once (a session the kill left may still be writing in it).
             let gate = std::fs::read_link(wt.join(".taskie")).unwrap();
-            std::fs::remove_dir_all(gate).unwrap();
+            std::fs::rename(&gate, gate.with_extension("lost")).unwrap();
         }),
     ];
     for (what, damage) in damages {
@@ -693,16 +744,22 @@ fn a_gate_or_its_link_lost_or_stale_after_a_kill_is_made_again_by_resume() {
     }
 }
 
+/// The journal of the newest run in `runs` (`.taskie/runs`).
+fn newest_journal(runs: &Path) -> PathBuf {
+    let mut journals: Vec<PathBuf> = std::fs::read_dir(runs)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path().join("journal.jsonl"))
+        .filter(|j| j.is_file())
+        .collect();
+    journals.sort();
+    journals.pop().expect("a run's journal")
+}
+
 /// The steps of the newest run's journal, as `(step, task)`.
 fn journal_steps(repo: &Repo) -> Vec<(String, String)> {
     let runs = repo.work().join(".taskie/runs");
-    let mut dirs: Vec<PathBuf> = std::fs::read_dir(&runs)
-        .unwrap()
-        .flatten()
-        .map(|e| e.path())
-        .collect();
-    dirs.sort();
-    let text = std::fs::read_to_string(dirs.last().unwrap().join("journal.jsonl")).unwrap();
+    let text = std::fs::read_to_string(newest_journal(&runs)).unwrap();
     text.lines()
         .map(|l| serde_json::from_str::<Value>(l).unwrap())
         .map(|v| {
@@ -712,6 +769,17 @@ fn journal_steps(repo: &Repo) -> Vec<(String, String)> {
             )
         })
         .collect()
+}
+
+/// The base the newest run's first session of `task` was cut from, as journalled.
+fn session_base(repo: &Repo, task: &str) -> String {
+    let runs = repo.work().join(".taskie/runs");
+    let text = std::fs::read_to_string(newest_journal(&runs)).unwrap();
+    text.lines()
+        .map(|l| serde_json::from_str::<Value>(l).unwrap())
+        .find(|v| v["step"] == "session" && v["task"] == task)
+        .and_then(|v| v["base"].as_str().map(str::to_string))
+        .unwrap_or_else(|| panic!("no session of task {task}: {text}"))
 }
 
 fn position(steps: &[(String, String)], step: &str, task: &str) -> usize {

@@ -66,14 +66,7 @@ impl Problem {
     }
 }
 
-/// Two spellings of one id (`01`, `**1**`) are one task.
-pub fn key(id: &str) -> String {
-    let id = strip_decoration(id);
-    match crate::model::text::decimal(id) {
-        Some(n) => n.to_string(),
-        None => id.to_lowercase(),
-    }
-}
+pub use crate::model::tasks::key;
 
 /// The rows of a table that has a Depends column; `None` without one (or when the text is
 /// not a task table: validation reports that on its own).

@@ -129,6 +129,67 @@ pub fn parse(content: &str) -> Result<Vec<TaskRow>, TasksError> {
     Ok(tasks)
 }
 
+/// `content` with the status of each task in `ids` (normalised, [`key`]) set to
+/// `status`: only those cells change, each padded to its old width when it fits, every
+/// other byte (line endings included) kept. A text that is not a task table is returned
+/// as it is.
+pub fn with_status(content: &str, ids: &[String], status: &str) -> String {
+    let Some(header) = content
+        .lines()
+        .map(str::trim)
+        .find(|l| !l.is_empty() && *l != "\u{feff}")
+    else {
+        return content.to_string();
+    };
+    let header = cells(header.trim_start_matches('\u{feff}'));
+    let find = |pred: fn(&str) -> bool| {
+        header
+            .iter()
+            .position(|c| pred(&strip_decoration(c).to_lowercase()))
+    };
+    let id_col = find(|h| h == "id" || h == "#").unwrap_or(0);
+    let status_col = find(|h| h == "status").unwrap_or(1);
+    let mut out = String::with_capacity(content.len());
+    let mut rows_seen = 0;
+    for line in content.split_inclusive('\n') {
+        let body = line.trim_end_matches(['\n', '\r']);
+        let ending = &line[body.len()..];
+        let trimmed = body.trim();
+        let is_row = trimmed.starts_with('|');
+        if is_row {
+            rows_seen += 1;
+        }
+        let wanted = is_row
+            && rows_seen > 2
+            && !is_separator(trimmed)
+            && cells(trimmed)
+                .get(id_col)
+                .is_some_and(|id| ids.contains(&key(id)));
+        if !wanted {
+            out.push_str(line);
+            continue;
+        }
+        // Pieces between pipes: piece k + 1 is cell k (piece 0 is before the first pipe).
+        let mut pieces: Vec<String> = body.split('|').map(str::to_string).collect();
+        if let Some(piece) = pieces.get_mut(status_col + 1) {
+            let width = piece.chars().count().saturating_sub(2).max(status.len());
+            *piece = format!(" {status:<width$} ");
+        }
+        out.push_str(&pieces.join("|"));
+        out.push_str(ending);
+    }
+    out
+}
+
+/// Two spellings of one id (`01`, `**1**`) are one task.
+pub fn key(id: &str) -> String {
+    let id = strip_decoration(id);
+    match crate::model::text::decimal(id) {
+        Some(n) => n.to_string(),
+        None => id.to_lowercase(),
+    }
+}
+
 /// Whether a status counts as finished (§6): done, completed, complete, cancelled,
 /// canceled, postponed or skipped, ignoring case, whitespace and emphasis.
 pub fn is_finished(status: &str) -> bool {
@@ -401,5 +462,19 @@ mod tests {
     fn row_is_finished_uses_its_status() {
         assert!(row("1", "**Done**").is_finished());
         assert!(!row("1", "pending").is_finished());
+    }
+
+    #[test]
+    fn a_status_is_set_in_its_cell_only_and_everything_else_is_kept() {
+        let table = "| Id | Title | Status | Depends |\r\n|----|-------|---------|----|\r\n| 1 | A | pending | |\r\n| **02** | B | in progress | 1 |\r\n| 3 | C | pending | |";
+        let ids = ["1".to_string(), "2".to_string()];
+        let out = with_status(table, &ids, "done");
+        assert_eq!(
+            out,
+            "| Id | Title | Status | Depends |\r\n|----|-------|---------|----|\r\n| 1 | A | done    | |\r\n| **02** | B | done        | 1 |\r\n| 3 | C | pending | |"
+        );
+        let rows = parse(&out).unwrap();
+        assert!(rows[0].is_finished() && rows[1].is_finished() && !rows[2].is_finished());
+        assert_eq!(with_status("no table", &ids, "done"), "no table");
     }
 }

@@ -400,10 +400,28 @@ pub fn land(ctx: &Context, state: &mut RunState) -> Result<Option<String>> {
         )?;
     }
     // A fast-forward or nothing: git refuses anything else.
-    match ctx.checkout.run(&["merge", "--ff-only", "-q", &commit]) {
-        Ok(_) => Ok(None),
-        Err(e) => Ok(Some(format!("not landed: {e}"))),
+    if let Err(e) = ctx.checkout.run(&["merge", "--ff-only", "-q", &commit]) {
+        return Ok(Some(format!("not landed: {e}")));
     }
+    // A plan git does not track got no statuses on the integration branch: they are
+    // written into the checkout now, at landing.
+    if merge::tracked_tasks_md(ctx).is_none() {
+        let path = ctx.project.plan_dir(&ctx.plan).join("tasks.md");
+        let merged: Vec<String> = state
+            .lanes
+            .iter()
+            .filter(|(_, l)| matches!(l, Lane::Merged { .. }))
+            .map(|(t, _)| t.clone())
+            .collect();
+        if let Ok(text) = std::fs::read_to_string(&path) {
+            let marked = crate::model::tasks::with_status(&text, &merged, "done");
+            if marked != text {
+                crate::store::atomic::write(&path, marked.as_bytes())
+                    .map_err(|e| format!("landed, but {} was not updated: {e}", path.display()))?;
+            }
+        }
+    }
+    Ok(None)
 }
 
 /// Ends the run: the worktrees of merged work go, the outcome is journalled.

@@ -96,6 +96,7 @@ pub fn merge(ctx: &Context, state: &mut RunState, task: &str) -> Result<()> {
             },
         ),
         Merge::Merged(commit) => {
+            let commit = mark_done(ctx, &git, task)?.unwrap_or(commit);
             ctx.record(
                 state,
                 Entry::MergeCommit {
@@ -116,6 +117,38 @@ pub fn merge(ctx: &Context, state: &mut RunState, task: &str) -> Result<()> {
             )
         }
     }
+}
+
+/// tasks.md's path in the repository, when the user's checkout tracks it (else the
+/// statuses are the driver's to write into the checkout at landing).
+pub fn tracked_tasks_md(ctx: &Context) -> Option<String> {
+    let dir = ctx.project.plan_dir(&ctx.plan);
+    Git::new(&dir)
+        .run(&["ls-files", "--full-name", "--", "tasks.md"])
+        .ok()
+        .filter(|p| !p.is_empty())
+}
+
+/// The merge commit of `task` also marks it done in tasks.md (amended in, so the status
+/// and the merge are one commit): the run's driver is the only writer of statuses, and
+/// only ever on the integration branch. `Some(commit)` when tasks.md changed.
+fn mark_done(ctx: &Context, git: &Git, task: &str) -> Result<Option<String>> {
+    let Some(rel) = tracked_tasks_md(ctx) else {
+        return Ok(None);
+    };
+    let path = git.dir.join(&rel);
+    let Ok(text) = std::fs::read_to_string(&path) else {
+        return Ok(None);
+    };
+    let marked = crate::model::tasks::with_status(&text, &[task.to_string()], "done");
+    if marked == text {
+        return Ok(None);
+    }
+    let step = |r: crate::store::git::Result<String>| r.map_err(|e| e.to_string());
+    crate::store::atomic::write(&path, marked.as_bytes()).map_err(|e| e.to_string())?;
+    step(git.run(&["add", "--", &rel]))?;
+    step(git.run(&["commit", "-q", "--amend", "--no-edit", "--no-verify"]))?;
+    step(git.commit_of("HEAD")).map(Some)
 }
 
 /// Removes the worktrees of merged tasks (their commits are in the branch; the branch is
