@@ -704,8 +704,10 @@ fn a_gate_or_its_link_lost_or_stale_after_a_kill_is_made_again_by_resume() {
                 wt.file_name().unwrap().to_string_lossy()
             ));
             std::fs::create_dir_all(&elsewhere).unwrap();
-            std::fs::remove_file(wt.join(".taskie")).unwrap();
-            std::os::unix::fs::symlink(&elsewhere, wt.join(".taskie")).unwrap();
+            // Replaced at once: a session the kill left running never sees it missing.
+            let tmp = wt.join(".taskie.stale");
+            std::os::unix::fs::symlink(&elsewhere, &tmp).unwrap();
+            std::fs::rename(&tmp, wt.join(".taskie")).unwrap();
         }),
         ("the gate is gone", |wt| {
             // Moved away at once (a session the kill left may still be writing in it).
