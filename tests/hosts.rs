@@ -683,7 +683,20 @@ fn codex_and_gemini_source_the_launcher_else_start_it_with_sh_with_the_same_time
         )
     };
     assert_eq!(codex["command"], command("${PLUGIN_ROOT}"));
-    assert_eq!(gemini["command"], command("${extensionPath}"));
+    // On Windows Codex runs `commandWindows` through PowerShell: the batch launcher.
+    assert_eq!(
+        codex["commandWindows"],
+        "& '${PLUGIN_ROOT}/hooks/taskie-stop-hook.cmd'"
+    );
+    // Gemini has no per-platform field: bash reads the same command behind a prefix that
+    // opens a PowerShell comment, PowerShell the batch launcher after it (docs/windows.md).
+    assert_eq!(
+        gemini["command"],
+        format!(
+            "set \"\\\" <# \"; shift; {} #> & '${{extensionPath}}/hooks/taskie-stop-hook.cmd'",
+            command("${extensionPath}")
+        )
+    );
     // Codex reads seconds, Gemini milliseconds: the same 30 minutes as Claude Code's.
     assert_eq!(codex["timeout"], claude["timeout"]);
     assert_eq!(

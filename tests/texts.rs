@@ -220,10 +220,15 @@ fn the_install_doc_installs_from_release_tarballs_named_as_pack_sh_names_them() 
     // Every platform the README names is one pack.sh packs, and the other way round.
     let suffixes: Vec<&str> = pack
         .lines()
-        .filter(|l| l.contains("-unknown-linux-") || l.contains("-apple-darwin"))
+        .filter(|l| {
+            l.contains("-unknown-linux-")
+                || l.contains("-apple-darwin")
+                || l.contains("-pc-windows-")
+        })
+        .filter(|l| !l.starts_with('#'))
         .filter_map(|l| l.split_whitespace().nth(1))
         .collect();
-    assert_eq!(suffixes.len(), 4, "{suffixes:?}");
+    assert_eq!(suffixes.len(), 5, "{suffixes:?}");
     for s in suffixes {
         assert!(
             install.contains(&format!("`{s}`")),

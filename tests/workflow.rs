@@ -649,6 +649,35 @@ fn the_launcher_runs_taskie_hook_from_path_with_the_event_on_stdin() {
 }
 
 #[test]
+fn under_git_bash_on_windows_the_launcher_runs_the_npm_package_s_exe_never_npm_s_node_shim() {
+    let plugin = PluginCopy::new();
+    let appdata = tempfile::tempdir().unwrap();
+    // npm on Windows: %APPDATA%\npm on PATH with a sh shim `taskie-hook` (it would start
+    // Node), the package's taskie-hook.exe under node_modules beside it.
+    let npm = appdata.path().join("npm");
+    crate::support::write_executable(
+        &plugin.bin.join("taskie-hook"),
+        "#!/bin/sh\necho '{\"systemMessage\":\"npm shim ran\"}'\n",
+    );
+    let exe_dir = npm.join("node_modules/taskie/node_modules/taskie-win32-x64/bin");
+    std::fs::create_dir_all(&exe_dir).unwrap();
+    std::os::unix::fs::symlink(
+        env!("CARGO_BIN_EXE_taskie-hook"),
+        exe_dir.join("taskie-hook.exe"),
+    )
+    .unwrap();
+    let run = plugin.run(
+        "{not json",
+        &[
+            ("OS", "Windows_NT"),
+            ("APPDATA", appdata.path().to_str().unwrap()),
+        ],
+    );
+    assert_eq!(run.code, Some(0));
+    assert!(run.message().contains("not JSON"), "{}", run.stdout);
+}
+
+#[test]
 fn the_launcher_falls_back_to_the_checkouts_own_release_build() {
     let plugin = PluginCopy::new();
     plugin.link_hook_into(&plugin.root.join("target/release"));

@@ -57,6 +57,14 @@ for client in claude codex gemini; do
     echo "generate.sh: hooks/taskie-stop-hook has no line 'checkout=\$plugin' to rewrite" >&2
     exit 1
   }
+  # The Windows launcher (batch, CRLF), for the clients that run hooks through PowerShell
+  # there: the same rewrite.
+  sed 's|^set "checkout=%~dp0\.\."|set "checkout=%~dp0..\\..\\.."|' hooks/taskie-stop-hook.cmd \
+    >"$out/dist/$client/hooks/taskie-stop-hook.cmd"
+  grep -q '^set "checkout=%~dp0\.\.\\\.\.\\\.\."' "$out/dist/$client/hooks/taskie-stop-hook.cmd" || {
+    echo "generate.sh: hooks/taskie-stop-hook.cmd has no line 'set \"checkout=%~dp0..\"' to rewrite" >&2
+    exit 1
+  }
 done
 
 cat >"$out/.claude-plugin/marketplace.json" <<EOF
@@ -171,6 +179,21 @@ EOF
 shell_command() {
   printf "TASKIE_PLUGIN_ROOT='%s' . '%s/hooks/taskie-stop-hook'; exec /bin/sh '%s/hooks/taskie-stop-hook'" "$1" "$1" "$1"
 }
+# The command for PowerShell (Windows): the batch launcher, called with `&` (a quoted path
+# alone is only a string to PowerShell).
+powershell_command() {
+  printf "& '%s/hooks/taskie-stop-hook.cmd'" "$1"
+}
+# One command for a client with no per-platform field that runs hooks with bash on Unix
+# and PowerShell on Windows (Gemini). Both read `set "\" <# "` to the first `;`: bash as
+# `set` of one quoted word (\" escapes the quote), PowerShell as `set` (Set-Variable) of
+# the variable `\`, after which `<#` opens a comment that `#>` closes. So PowerShell skips
+# the POSIX command, and bash never reaches the PowerShell one: the launcher ends in exec
+# or exit, and for bash all after ` #>` is a comment. bash's `shift` drops the word `set`
+# made its first argument, which the sourced launcher would pass on to taskie-hook.
+polyglot_command() {
+  printf 'set \\"\\\\\\" <# \\"; shift; %s #> %s' "$(shell_command "$1")" "$(powershell_command "$1")"
+}
 # Codex runs a hook through the user's login shell (`$SHELL -lc`: sh, bash, zsh, fish…),
 # after substituting ${PLUGIN_ROOT} in the text.
 cat >"$out/dist/codex/hooks/hooks.json" <<EOF
@@ -183,6 +206,7 @@ cat >"$out/dist/codex/hooks/hooks.json" <<EOF
           {
             "type": "command",
             "command": "$(shell_command '${PLUGIN_ROOT}')",
+            "commandWindows": "$(powershell_command '${PLUGIN_ROOT}')",
             "timeout": $timeout,
             "statusMessage": "$status"
           }
@@ -213,7 +237,7 @@ cat >"$out/dist/gemini/hooks/hooks.json" <<EOF
         "hooks": [
           {
             "type": "command",
-            "command": "$(shell_command '${extensionPath}')",
+            "command": "$(polyglot_command '${extensionPath}')",
             "timeout": ${timeout}000
           }
         ]

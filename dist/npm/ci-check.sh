@@ -66,7 +66,7 @@ fi
 
 # The other platforms' packages, with stand-in binaries that fail loudly if ever run.
 mkdir -p "$tmp/fake"
-for b in taskie taskie-hook; do
+for b in taskie taskie-hook taskie.exe taskie-hook.exe; do
   printf '#!/bin/sh\necho "wrong platform package" >&2\nexit 99\n' >"$tmp/fake/$b"
 done
 for t in $("${pack[@]}" --list-targets); do

@@ -20,7 +20,7 @@ function wanted() {
 function findBinary(name) {
   try {
     const dir = path.dirname(require.resolve(`${wanted()}/package.json`));
-    return path.join(dir, "bin", name);
+    return path.join(dir, "bin", process.platform === "win32" ? `${name}.exe` : name);
   } catch {
     return null; // not installed: npm skipped it (--omit=optional), or another platform
   }

@@ -32,12 +32,15 @@ main_name=taskie
 
 # Linux gets one package per cpu: a static musl build runs on glibc and musl systems
 # alike and starts faster than a dynamic one (no loader; docs/performance.md).
+# Windows x64 is built with the GNU toolchain (mingw-w64), which cross-builds from Linux:
+# the same build CI's Windows tier tests under Wine. Its binaries end in .exe.
 # triple                      suffix        os      cpu
 platforms='
 x86_64-unknown-linux-musl     linux-x64     linux   x64
 aarch64-unknown-linux-musl    linux-arm64   linux   arm64
 x86_64-apple-darwin           darwin-x64    darwin  x64
 aarch64-apple-darwin          darwin-arm64  darwin  arm64
+x86_64-pc-windows-gnu         win32-x64     win32   x64
 '
 
 # The packaged triple for this machine: the host's, with Linux's libc swapped for musl.
@@ -119,10 +122,12 @@ pack_platform() {
   name="$main_name-$suffix"
   dir="$stage/$name"
   mkdir -p "$dir/bin"
+  local exe=''
+  [ "$os" != win32 ] || exe=.exe
   for b in taskie taskie-hook; do
-    [ -f "$bin_dir/$b" ] || { echo "pack.sh: $bin_dir/$b is missing" >&2; exit 1; }
-    cp "$bin_dir/$b" "$dir/bin/$b"
-    chmod 755 "$dir/bin/$b"
+    [ -f "$bin_dir/$b$exe" ] || { echo "pack.sh: $bin_dir/$b$exe is missing" >&2; exit 1; }
+    cp "$bin_dir/$b$exe" "$dir/bin/$b$exe"
+    chmod 755 "$dir/bin/$b$exe"
   done
   write_manifest "$dir" "{ \"name\": \"$name\",
     \"description\": \"The taskie and taskie-hook binaries for $os $cpu; installed by the $main_name package\",
