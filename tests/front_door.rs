@@ -2,7 +2,7 @@
 //! `--color`, shell completions, one prefix per message, and no words for the agent said
 //! to a person at a terminal.
 
-use crate::support::{Project, due};
+use crate::support::{Project, due, git};
 use serde_json::json;
 
 #[test]
@@ -392,22 +392,6 @@ fn the_ledgers_hold_no_path_user_or_host_name_of_the_machine_that_wrote_them() {
         );
     }
     assert_eq!(read, 2, "both ledgers were written");
-}
-
-fn git(dir: &std::path::Path, args: &[&str]) -> String {
-    let out = std::process::Command::new("git")
-        .current_dir(dir)
-        .args(args)
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .env("GIT_AUTHOR_NAME", "t")
-        .env("GIT_AUTHOR_EMAIL", "t@example.com")
-        .env("GIT_COMMITTER_NAME", "t")
-        .env("GIT_COMMITTER_EMAIL", "t@example.com")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "git {args:?}: {out:?}");
-    String::from_utf8(out.stdout).unwrap()
 }
 
 #[test]

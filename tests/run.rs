@@ -27,7 +27,7 @@ fn validate_names_the_row_and_the_fix_of_an_unknown_dependency_and_a_cycle() {
 
 // ---- the driver, with fake agents in real git repositories ----
 
-use crate::support::{Fake, write_executable};
+use crate::support::{Fake, git, write_executable};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
 use std::process::Command as Process;
@@ -90,21 +90,6 @@ echo '{"type":"result","subtype":"success","is_error":false,"result":"done"}'
 /// the fake agent and reviewer.
 pub(crate) struct Repo {
     tmp: tempfile::TempDir,
-}
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Process::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(args)
-        .output()
-        .expect("git runs");
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
 
 impl Repo {

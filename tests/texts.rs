@@ -1,22 +1,10 @@
-//! Issue 18's terminal and repository manners, and the texts people read that go with
+//! Manners in a terminal and in a repository, and the texts people read that go with
 //! them: runtime files stay out of git, status names each task.
 
-use crate::support::{Fake, Project, due};
+use crate::support::{Fake, Project, due, git};
 use serde_json::json;
 use std::path::Path;
 use std::process::Command;
-
-fn git(dir: &std::path::Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .current_dir(dir)
-        .args(args)
-        .env("GIT_CONFIG_GLOBAL", "/dev/null")
-        .env("GIT_CONFIG_NOSYSTEM", "1")
-        .output()
-        .unwrap();
-    assert!(out.status.success(), "git {args:?}: {out:?}");
-    String::from_utf8(out.stdout).unwrap()
-}
 
 #[test]
 fn a_git_add_of_everything_leaves_taskies_runtime_files_out() {

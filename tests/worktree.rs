@@ -4,24 +4,8 @@
 //! review file's header and the event, its diff is saved, and nothing is reverted.
 
 use crate::support::vendors::Vendor;
-use crate::support::{Fake, Project, due};
+use crate::support::{Fake, Project, due, git};
 use serde_json::json;
-use std::process::Command;
-
-/// Runs git in the project, failing the test if it fails.
-fn git(p: &Project, args: &[&str]) {
-    let out = Command::new("git")
-        .args(["-c", "user.name=t", "-c", "user.email=t@example.com"])
-        .args(args)
-        .current_dir(p.root())
-        .output()
-        .expect("git runs");
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
 
 /// A project in a git repository: `src/lib.rs` and `notes.md` committed, `.taskie/`
 /// committed too (as a user may), and `notes.md` changed since (the agent's
@@ -30,9 +14,9 @@ fn repo(p: Project) -> Project {
     std::fs::create_dir_all(p.root().join("src")).unwrap();
     std::fs::write(p.root().join("src/lib.rs"), "pub fn f() {}\n").unwrap();
     std::fs::write(p.root().join("notes.md"), "one\n").unwrap();
-    git(&p, &["init", "-q"]);
-    git(&p, &["add", "-A"]);
-    git(&p, &["commit", "-q", "-m", "start"]);
+    git(&p.root(), &["init", "-q"]);
+    git(&p.root(), &["add", "-A"]);
+    git(&p.root(), &["commit", "-q", "-m", "start"]);
     std::fs::write(p.root().join("notes.md"), "one\ntwo\n").unwrap();
     p
 }

@@ -8,6 +8,7 @@
 
 use crate::support::claude_user::{self, CliResult, Turn, UserInstall};
 use crate::support::fake_api::FakeApi;
+use crate::support::git;
 use crate::support::scripted_model::{Agent, Entry, Reviewer, is_reviewer};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
@@ -314,20 +315,6 @@ impl Drop for Story {
         // Frees a held API thread, so the server can stop.
         self.hold.release();
     }
-}
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .args(args)
-        .current_dir(dir)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
 fn g(f: &str) -> String {

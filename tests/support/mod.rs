@@ -520,6 +520,32 @@ impl Fake {
 /// `std::fs::write` could be held open for writing by such a child for a moment, and a
 /// hook that `exec`s the script in that moment fails with "Text file busy" (ETXTBSY). A
 /// short-lived `sh` writes it instead: only that process ever has it open for writing.
+/// The tests' one way to run git: `git args` in `dir`, its standard output without the
+/// trailing newline (a `rev-parse` can then be passed on as an argument). Fails the test,
+/// with git's error, when git fails. The user's and the system's git configuration are
+/// left out and the author is a fixed identity, so a test runs the same on any machine.
+pub fn git(dir: &Path, args: &[&str]) -> String {
+    let out = std::process::Command::new("git")
+        .current_dir(dir)
+        .args(args)
+        .env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_AUTHOR_NAME", "t")
+        .env("GIT_AUTHOR_EMAIL", "t@example.com")
+        .env("GIT_COMMITTER_NAME", "t")
+        .env("GIT_COMMITTER_EMAIL", "t@example.com")
+        .output()
+        .expect("git runs");
+    assert!(
+        out.status.success(),
+        "git {args:?} in {}: {}",
+        dir.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8(out.stdout).expect("git's output is UTF-8");
+    text.trim_end().to_owned()
+}
+
 pub fn write_executable(path: &Path, content: &str) {
     use std::io::Write;
     let mut child = std::process::Command::new("/bin/sh")
