@@ -3,7 +3,7 @@
 //! (min / median / p90 / max), peak RSS (from `wait4`'s rusage) and the growth with the
 //! number of plan files.
 //!
-//! `cargo bench --bench hook -- --ratios` measures the costs of issue 20 as ratios to a floor
+//! `cargo bench --bench hook -- --ratios` measures the every-stop costs as ratios to a floor
 //! binary instead (benches/ratios/mod.rs).
 //!
 //! Run: `cargo bench --bench hook` (options after `--`: `--runs N`, `--plans 1,200,2000`,

@@ -329,11 +329,9 @@ pub fn hook_main() {
                 let first = e.to_string();
                 let first = first.lines().next().unwrap_or_default();
                 let first = first.strip_prefix("error: ").unwrap_or(first);
-                let answer = crate::hook::answer::Answer::allow(format!(
-                    "Taskie: taskie-hook was started with a bad command line ({first}), so it did nothing at this \
-                     stop. Fix the command where the hook is registered (a hooks.json or settings.json); `taskie-hook --help` lists \
-                     the options."
-                ));
+                let answer = crate::hook::answer::Answer::allow(
+                    crate::hook::message::bad_command_line(first),
+                );
                 println!("{}", answer.to_stdout_on(Default::default(), None));
             }
         }

@@ -1,4 +1,4 @@
-//! The defects adversarial testing found (issue 11), one test (or a few) per defect:
+//! The defects adversarial testing found, one test (or a few) per defect:
 //! hostile files where plan files belong, hostile environment values and arguments,
 //! interrupted and concurrent runs. Every test here failed before its fix.
 

@@ -367,28 +367,87 @@ fn the_environment_is_read_only_in_env_rs() {
     assert_eq!(readers, ["env.rs"], "files that read the environment");
 }
 
-/// What the hook says to people is written in one file, `src/hook/message.rs`, so its
-/// voice and its commands are reviewed in one place.
+/// The texts Taskie puts into the agent's conversation (every one begins `Taskie:`) are
+/// written in three files, so their voice and their commands are reviewed together:
+/// `hook/message.rs` (every answer of the hook), `store/diagnostics.rs` (the hard stop's
+/// summary, which the hook answers with and `taskie status` reads back) and
+/// `store/notify.rs` (the one-line summaries of notifications). docs/architecture.md,
+/// "Where the texts live", says where the other texts people read are.
 #[test]
-fn the_hooks_texts_for_people_are_in_message_rs() {
+fn the_texts_in_the_agents_conversation_have_three_homes() {
+    const HOMES: [&str; 3] = ["hook/message.rs", "store/diagnostics.rs", "store/notify.rs"];
     let mut files = Vec::new();
-    rust_files(&src().join("hook"), &mut files);
+    rust_files(&src(), &mut files);
     let mut elsewhere = Vec::new();
     for file in &files {
-        if file.ends_with("message.rs") {
+        let rel = file
+            .strip_prefix(src())
+            .unwrap()
+            .to_string_lossy()
+            .replace('\\', "/");
+        if HOMES.contains(&rel.as_str()) {
             continue;
         }
         let text = std::fs::read_to_string(file).unwrap();
         let code = text.split("#[cfg(test)]").next().unwrap_or("");
         for (n, line) in code.lines().enumerate() {
             if line.contains("\"Taskie:") && !line.trim_start().starts_with("//") {
-                elsewhere.push(format!("{}:{}", file.display(), n + 1));
+                elsewhere.push(format!("{rel}:{}", n + 1));
             }
         }
     }
     assert!(
         elsewhere.is_empty(),
-        "hook texts outside message.rs: {elsewhere:?}"
+        "texts for the agent's conversation outside {HOMES:?}: {elsewhere:?}"
+    );
+}
+
+/// The entry layer: the two binaries call `cli` and nothing else; `cli` parses the command
+/// line and calls the hook or a command, and of the lower layers' inner parts it uses only
+/// the roles the binary is re-run in (`reviewer::guardian`, `store::notify`); nothing below
+/// it imports it.
+#[test]
+fn cli_is_the_only_entry_and_reaches_below_hook_and_commands_only_for_roles() {
+    let mut wrong = Vec::new();
+    for bin in ["main.rs", "bin/taskie-hook.rs"] {
+        let text = std::fs::read_to_string(src().join(bin)).unwrap();
+        for (i, _) in text.match_indices("taskie::") {
+            if !text[i..].starts_with("taskie::cli::") {
+                wrong.push(format!(
+                    "src/{bin} uses {}",
+                    text[i..].split(['(', ';', ' ']).next().unwrap()
+                ));
+            }
+        }
+        if text.contains("crate::") || text.contains("mod ") {
+            wrong.push(format!("src/{bin} has code of its own beyond calling cli"));
+        }
+    }
+    let cli = std::fs::read_to_string(src().join("cli.rs")).unwrap();
+    for (top, sub) in crate_paths(&cli) {
+        let role = matches!(
+            (top.as_str(), sub.as_deref()),
+            ("reviewer", Some("guardian")) | ("store", Some("notify"))
+        );
+        if matches!(top.as_str(), "reviewer" | "store") && !role {
+            wrong.push(format!(
+                "src/cli.rs imports crate::{top}::{}: go through hook or commands",
+                sub.unwrap_or_default()
+            ));
+        }
+    }
+    let mut files = Vec::new();
+    rust_files(&src(), &mut files);
+    for file in &files {
+        let text = std::fs::read_to_string(file).unwrap();
+        if crate_paths(&text).iter().any(|(top, _)| top == "cli") && !file.ends_with("cli.rs") {
+            wrong.push(format!("{} imports crate::cli", file.display()));
+        }
+    }
+    assert!(
+        wrong.is_empty(),
+        "the entry layer of docs/architecture.md:\n{}",
+        wrong.join("\n")
     );
 }
 
@@ -456,4 +515,131 @@ fn fast_tier_modules_are_all_in_the_slow_tier() {
         .filter(|m| !slow.contains(m))
         .collect();
     assert!(missing.is_empty(), "add to tests/e2e/main.rs: {missing:?}");
+}
+
+/// Text files of the tree a cloner reads: `dir` walked (`target` and hidden directories
+/// left out), files that are not UTF-8 text skipped.
+fn text_files(dir: &Path, out: &mut Vec<(PathBuf, String)>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries {
+        let path = entry.unwrap().path();
+        let name = path.file_name().unwrap().to_string_lossy().into_owned();
+        if path.is_dir() {
+            if name != "target" && !name.starts_with('.') && name != "node_modules" {
+                text_files(&path, out);
+            }
+        } else if let Ok(text) = std::fs::read_to_string(&path)
+            && !text.contains('\0')
+        {
+            out.push((path, text));
+        }
+    }
+}
+
+/// Where a line points at something only the project's maintainers have: the team's
+/// shared notes (a `shared/` path) or their issue tracker ("issue 12", "issues 3", "(#12)",
+/// an `/issues/12` or `/pull/12` address). `None` when the line has none. A review's
+/// number (`review #2`) is not such a reference.
+fn unfollowable_reference(line: &str) -> Option<&'static str> {
+    let lower = line.to_ascii_lowercase();
+    // Spelled in two pieces so that this test does not find itself.
+    let shared = ["shared", "/"].concat();
+    if lower.contains(&shared) {
+        return Some("a path into the maintainers' shared notes");
+    }
+    let number_after = |at: usize| {
+        lower[at..]
+            .trim_start_matches('#')
+            .starts_with(|c: char| c.is_ascii_digit())
+    };
+    for word in ["issue ", "issues "] {
+        for (i, _) in lower.match_indices(word) {
+            let starts_word = lower[..i]
+                .chars()
+                .next_back()
+                .is_none_or(|c| !c.is_ascii_alphanumeric());
+            if starts_word && number_after(i + word.len()) {
+                return Some("an issue number");
+            }
+        }
+    }
+    for url in ["/issues/", "/pull/"] {
+        for (i, _) in lower.match_indices(url) {
+            if number_after(i + url.len()) {
+                return Some("an issue or pull request address");
+            }
+        }
+    }
+    for (i, _) in lower.match_indices("(#") {
+        let rest = &lower[i + 2..];
+        let digits = rest.chars().take_while(char::is_ascii_digit).count();
+        if digits > 0 && rest[digits..].starts_with(')') {
+            return Some("an issue number");
+        }
+    }
+    None
+}
+
+#[test]
+fn the_reference_check_finds_issue_numbers_and_shared_paths_but_not_review_numbers() {
+    let shared = ["see ", "shared", "/clients.md"].concat();
+    for line in [
+        shared.as_str(),
+        "as issue 20 asks",
+        "Issue #7: the cap",
+        "(issues 3 and 4)",
+        "fixed in (#31)",
+        "https://github.com/o/r/issues/12",
+        "https://github.com/o/r/pull/9",
+    ] {
+        assert!(unfollowable_reference(line).is_some(), "{line}");
+    }
+    for line in [
+        "plan-review #2 runs",
+        "Verdicts: #1 FAIL, #2 PASS.",
+        "the issues this plan raises",
+        "tissue 3",
+        "see docs/behaviour.md §20",
+    ] {
+        assert_eq!(unfollowable_reference(line), None, "{line}");
+    }
+}
+
+/// Whoever clones the repository has its files and nothing else: no code, test or page
+/// may send them to the maintainers' shared notes or to an issue by its number. What such
+/// a note says belongs in the docs (the behaviour contract is docs/behaviour.md).
+#[test]
+fn no_file_refers_to_what_a_cloner_cannot_follow() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let mut files = Vec::new();
+    for dir in [
+        "src", "tests", "docs", "actions", "dist", "benches", "examples", "hooks",
+    ] {
+        text_files(&root.join(dir), &mut files);
+    }
+    for file in ["README.md", "CHANGELOG.md", "Cargo.toml"] {
+        let path = root.join(file);
+        let text = std::fs::read_to_string(&path).unwrap();
+        files.push((path, text));
+    }
+    let mut found = Vec::new();
+    for (path, text) in &files {
+        for (n, line) in text.lines().enumerate() {
+            if let Some(what) = unfollowable_reference(line) {
+                found.push(format!(
+                    "{}:{}: {what}: {}",
+                    path.strip_prefix(root).unwrap().display(),
+                    n + 1,
+                    line.trim()
+                ));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "references a cloner cannot follow (say what is meant instead):\n{}",
+        found.join("\n")
+    );
 }

@@ -5,7 +5,7 @@
 use crate::support::{Fake, Project, due};
 use serde_json::{Value, json};
 
-/// Codex CLI 0.169.0's Stop event (shared/clients.md).
+/// Codex CLI 0.169.0's Stop event, as the pinned CLI sends it.
 pub fn codex_stop(p: &Project, session: &str, active: bool) -> Value {
     json!({
         "session_id": session,

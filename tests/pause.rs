@@ -9,7 +9,7 @@ use serde_json::{Value, json};
 /// 2026-11-24T10:00:00Z.
 const NOW: i64 = 1_795_514_400;
 
-/// Claude Code's answer when a subscription's 5-hour limit is reached (shared/clients.md).
+/// Claude Code's answer when a subscription's 5-hour limit is reached, as the pinned CLI prints it.
 const CLAUDE_LIMIT: &str = r#"{"type":"result","subtype":"success","is_error":true,"duration_ms":310,
     "api_error_status":429,"api_error":"usage_limit_reached",
     "result":"You've hit your 5-hour limit · resets 12:14pm (UTC)","total_cost_usd":0}"#;

@@ -852,7 +852,7 @@ fn fsyncs_with(p: Project, directives: &str) -> Vec<String> {
 
 #[test]
 fn a_review_forces_only_its_review_file_then_state_json_to_disk() {
-    // SPEC §5 step 18, issue 20: every other write around a review (the writability
+    // SPEC §5 step 18: every other write around a review (the writability
     // probe, the session binding, the reviewer log, the spend ledger, the block count)
     // survives a kill by its rename and is not worth an fsync at every review.
     // Both files are on disk before the rename that makes the new state the state.
@@ -875,7 +875,7 @@ fn a_review_forces_only_its_review_file_then_state_json_to_disk() {
 
 #[test]
 fn the_state_is_renamed_only_once_the_review_file_is_on_disk_however_slow_its_sync() {
-    // The review file's fsync runs beside the state's own writes (issue 20); made 300 ms
+    // The review file's fsync runs beside the state's own writes; made 300 ms
     // slower, it still finishes before the rename that makes the state point to it.
     let p = plan_review(json!({}));
     let traced = fsyncs_with(p, "trace:fsync,slow:fsync:plan-review-1.md");
@@ -892,7 +892,7 @@ fn the_state_is_renamed_only_once_the_review_file_is_on_disk_however_slow_its_sy
 
 #[test]
 fn a_panel_member_starts_only_once_every_member_is_set_up() {
-    // Issue 20: members used to start each right after its own setup, so a slow setup
+    // Members used to start each right after its own setup, so a slow setup
     // (here codex's, made 300 ms slower; it writes codex's schema file) started the
     // panel staggered. Claude's fake notes whether codex's setup was done when it started.
     let p = plan_review(

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Reliability soak for issue 11 (docs/reliability.md, "Adversarial testing"); not run by cargo test: hostile plan files, concurrent hooks at the log
+# Reliability soak (docs/reliability.md, "Adversarial testing"); not run by cargo test: hostile plan files, concurrent hooks at the log
 # rotation boundary, hostile environment values. Prints counts.
 set -u
 HOOK=${HOOK:-/work/wt-reliability/target/debug/taskie-hook}

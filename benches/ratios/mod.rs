@@ -1,5 +1,5 @@
 //! `cargo bench --bench hook -- --ratios`: the hook's every-stop costs as ratios to a floor
-//! binary the bench builds itself (issue 20, docs/performance.md). The floor is std Rust,
+//! binary the bench builds itself (docs/performance.md). The floor is std Rust,
 //! statically linked (musl), and does what any hook must: reads its stdin and one small
 //! file. Each round runs the floor right before each measure, so a ratio compares two
 //! runs made under the same load; the table shows the median of those paired ratios.
@@ -22,7 +22,11 @@
 //! ones of `target/x86_64-unknown-linux-musl/release`), `--against DIR` (another build's
 //! `taskie-hook` and `taskie`, say the one before a change: each measure then runs both,
 //! alternating, in every round, and the table adds its ratio and the median of the
-//! rounds' differences, the way to tell a change from the machine's drift between runs).
+//! rounds' differences, the way to tell a change from the machine's drift between runs),
+//! `--variant NAME=VAR` (repeatable: the measured build again with `VAR=1` in the
+//! environment of everything it runs, as one more build in every round; a second table
+//! gives each variant's change against the measured build, the median of the rounds'
+//! ratios).
 
 use super::*;
 
@@ -119,10 +123,12 @@ pub struct Ratios {
     builds: Vec<Build>,
 }
 
-/// A build measured: its two binaries.
+/// A build measured: its two binaries, and what its runs get in their environment.
 struct Build {
+    name: String,
     hook: PathBuf,
     taskie: PathBuf,
+    env: Vec<(String, String)>,
 }
 
 impl Ratios {
@@ -130,10 +136,13 @@ impl Ratios {
         let mut r = Ratios {
             rounds: 200,
             builds: vec![Build {
+                name: "measured".into(),
                 hook: PathBuf::from(env!("CARGO_BIN_EXE_taskie-hook")),
                 taskie: PathBuf::from(env!("CARGO_BIN_EXE_taskie")),
+                env: Vec::new(),
             }],
         };
+        let mut variants = Vec::new();
         let mut it = args.iter();
         while let Some(a) = it.next() {
             let mut value = || {
@@ -148,16 +157,32 @@ impl Ratios {
                 "--taskie" => r.builds[0].taskie = PathBuf::from(value()),
                 "--against" => {
                     let dir = PathBuf::from(value());
-                    r.builds.truncate(1);
                     r.builds.push(Build {
+                        name: dir.display().to_string(),
                         hook: dir.join("taskie-hook"),
                         taskie: dir.join("taskie"),
+                        env: Vec::new(),
                     });
                 }
+                "--variant" => {
+                    let v = value();
+                    let (name, var) = v
+                        .split_once('=')
+                        .unwrap_or_else(|| usage("--variant NAME=VAR"));
+                    variants.push((name.to_owned(), var.to_owned()));
+                }
                 other => usage(&format!(
-                    "unknown option {other} (with --ratios: --rounds, --hook, --taskie, --against)"
+                    "unknown option {other} (with --ratios: --rounds, --hook, --taskie, --against, --variant)"
                 )),
             }
+        }
+        for (name, var) in variants {
+            r.builds.push(Build {
+                name,
+                hook: r.builds[0].hook.clone(),
+                taskie: r.builds[0].taskie.clone(),
+                env: vec![(var, "1".into())],
+            });
         }
         r.rounds = r.rounds.max(10);
         // Absolute: the measures run in the generated projects.
@@ -219,7 +244,7 @@ fn stdin_of(root: &Path, session: &str) -> PathBuf {
 struct Measure {
     name: &'static str,
     target: f64,
-    builds: [Series; 2],
+    builds: Vec<Series>,
 }
 
 #[derive(Default)]
@@ -240,13 +265,16 @@ impl Measure {
         Measure {
             name,
             target,
-            builds: Default::default(),
+            builds: Vec::new(),
         }
     }
 
     /// A value of build `b` (0: the one measured, 1: `--against`'s) and its round's floor.
     fn add(&mut self, b: usize, floor: Duration, value: f64) {
         let f = floor.as_secs_f64() * 1e3;
+        if self.builds.len() <= b {
+            self.builds.resize_with(b + 1, Series::default);
+        }
         let s = &mut self.builds[b];
         s.floor_ms.push(f);
         s.ms.push(value);
@@ -256,7 +284,9 @@ impl Measure {
     /// A row of the table; with a second build, its ratio and the median of the rounds'
     /// differences (this build − the other, ms) follow.
     fn print(&self, against: bool) {
-        let [this, other] = &self.builds;
+        let none = Series::default();
+        let this = &self.builds[0];
+        let other = self.builds.get(1).unwrap_or(&none);
         let r = median(&this.ratios);
         let target = if self.target.is_nan() {
             "—".to_string()
@@ -289,9 +319,34 @@ impl Measure {
     }
 }
 
+impl Measure {
+    /// Rows of the variants' table: each other build against the first, round by round.
+    fn print_variants(&self, builds: &[Build]) {
+        let this = &self.builds[0];
+        for (b, series) in self.builds.iter().enumerate().skip(1) {
+            if series.ms.is_empty() {
+                continue;
+            }
+            let ratios: Vec<f64> = series.ms.iter().zip(&this.ms).map(|(v, m)| v / m).collect();
+            let diffs: Vec<f64> = series.ms.iter().zip(&this.ms).map(|(v, m)| v - m).collect();
+            println!(
+                "| {} | {} | {:.2}× | {:.2}× | {:+.1} % | {:+.3} |",
+                self.name,
+                builds[b].name,
+                median(&this.ratios),
+                median(&series.ratios),
+                (median(&ratios) - 1.0) * 100.0,
+                median(&diffs),
+            );
+        }
+    }
+}
+
 fn hook_cmd(b: &Build, root: &Path) -> Command {
     let me = std::env::current_exe().expect("current exe");
-    hook_command(&b.hook, root, &me)
+    let mut cmd = hook_command(&b.hook, root, &me);
+    cmd.envs(b.env.iter().map(|(k, v)| (k, v)));
+    cmd
 }
 
 fn run_once(
@@ -318,11 +373,13 @@ pub fn run(r: &Ratios) {
         r.builds[0].hook.display(),
         r.builds[0].taskie.display()
     );
-    if let Some(b) = r.builds.get(1) {
+    for b in r.builds.iter().skip(1) {
         println!(
-            "against: hook {}, taskie {} (the two alternate, measure by measure, round by round)",
+            "against {}: hook {}, taskie {}, environment {:?} (the builds alternate, measure by measure, round by round)",
+            b.name,
             b.hook.display(),
-            b.taskie.display()
+            b.taskie.display(),
+            b.env
         );
     }
     println!("machine: {}; load average {}", machine(), load_average());
@@ -520,7 +577,8 @@ pub fn run(r: &Ratios) {
                 .env("PATH", &paths[b])
                 .env("HOME", base)
                 .env("CLAUDE_PLUGIN_ROOT", &plugin)
-                .env("CLAUDE_PROJECT_DIR", &small);
+                .env("CLAUDE_PROJECT_DIR", &small)
+                .envs(build.env.iter().map(|(k, v)| (k, v)));
             let v = run_once(&mut sh, Some(&bound_event), empty, "registered command");
             if keep {
                 m_sh.add(b, f, ms(v));
@@ -567,7 +625,8 @@ pub fn run(r: &Ratios) {
             st.arg("status")
                 .current_dir(&budgeted)
                 .env_remove("LD_LIBRARY_PATH")
-                .env_remove("CLAUDE_CODE_SESSION_ID");
+                .env_remove("CLAUDE_CODE_SESSION_ID")
+                .envs(build.env.iter().map(|(k, v)| (k, v)));
             let v = run_once(&mut st, None, |o| o.contains(TARGET), "taskie status");
             if keep {
                 m_status.add(b, f, ms(v));
@@ -624,7 +683,7 @@ pub fn run(r: &Ratios) {
         }
     }
 
-    let against = r.builds.len() > 1;
+    let against = r.builds.len() == 2;
     println!();
     println!(
         "| measure | rounds | floor ms (median) | measure ms (median) | paired ratio (median) | target | met |{}",
@@ -643,5 +702,17 @@ pub fn run(r: &Ratios) {
         &m_disk, &m_own,
     ] {
         m.print(against);
+    }
+    if r.builds.len() > 2 {
+        println!();
+        println!(
+            "| measure | build | first build's paired ratio | this build's paired ratio | change against the first (median of the rounds' ratios) | difference, ms (median) |"
+        );
+        println!("|---|---|---|---|---|---|");
+        for m in [
+            &m_bound, &m_sh, &m_status, &m_budget, &m_second, &m_review, &m_panel, &m_own,
+        ] {
+            m.print_variants(&r.builds);
+        }
     }
 }

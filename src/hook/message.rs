@@ -352,6 +352,16 @@ pub fn bad_input(what: &str) -> String {
     format!("Taskie: the Stop hook {what}, so it did nothing.")
 }
 
+/// `taskie-hook` was registered with arguments it does not take (`problem`: clap's first
+/// line); without this the hook would do nothing at every stop with nobody told.
+pub fn bad_command_line(problem: &str) -> String {
+    format!(
+        "Taskie: taskie-hook was started with a bad command line ({problem}), so it did nothing at this \
+         stop. Fix the command where the hook is registered (a hooks.json or settings.json); `taskie-hook --help` lists \
+         the options."
+    )
+}
+
 pub fn panicked() -> String {
     "Taskie: the hook hit an internal error (details on stderr) and allowed this stop; state.json was not \
      left half-written. Please report it."

@@ -39,7 +39,7 @@ pub struct Job<'a> {
 
 /// Where the members of a panel wait for each other between their setup (prompt, files,
 /// arguments) and their start, so that they start together instead of each after its
-/// own setup (issue 20). Every member arrives once: at its start, or when its thread ends
+/// own setup. Every member arrives once: at its start, or when its thread ends
 /// without one (a failed setup, a panic; see [`Ticket`]), and one whose thread could not
 /// be created is counted out by [`StartLine::leave`], so nobody waits forever.
 pub struct StartLine {

@@ -1,17 +1,18 @@
 //! The hot part of plan selection (SPEC §5 step 6, §16): find the plan directory whose
-//! newest `*.md` / `state.json` is the most recent. It runs on every stop, and its cost
-//! is one directory listing per plan plus one `stat` per plan file, so it is written to
-//! make exactly those system calls and no others:
+//! newest `*.md` / `state.json` is the most recent; and taskie's one way to list a
+//! directory. Selection runs on every stop, and its cost is one directory listing per plan
+//! plus one `stat` per plan file.
 //!
-//! - on Linux the directories are opened relative to an open `.taskie/plans` (no path
-//!   walk per plan) and read with `getdents64` through `rustix::fs::RawDir` (no `fstat`
-//!   per `opendir`); each file is `fstatat`-ed relative to its directory's descriptor;
-//! - with many plans the directories are shared out to a few scoped threads: almost all
-//!   of the time is spent in the kernel, so this divides the wall time by the cores used;
-//!   the creating thread steps off its CPU so that the helpers start at once.
+//! Directories are read through [`Lister`], which has two implementations: the plain one,
+//! `std::fs` (`scan/plain.rs`), and on Linux a faster one (`scan/linux.rs`: `getdents64`
+//! into a buffer of ours, directories opened relative to an open `.taskie/plans`, files
+//! `fstatat`-ed relative to theirs). The tests run both on the same directory trees and
+//! compare; docs/performance.md has what the fast one saves on a stop.
 //!
-//! Elsewhere it falls back to `std::fs` with the same results.
+//! With many plans the directories are shared out to a few scoped threads: almost all of
+//! the time is spent in the kernel, so this divides the wall time by the cores used.
 
+use std::ffi::{OsStr, OsString};
 use std::io;
 use std::path::Path;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -28,16 +29,60 @@ const THREAD_STACK: usize = 256 * 1024;
 /// Plans a thread takes at a time: small enough to share the tail evenly.
 const BATCH: usize = 4;
 
+/// An open directory, as one implementation reads it.
+trait Lister: Sized + Sync {
+    /// What a listing reads into, reused from one directory to the next.
+    type Buf: Send;
+    /// What the listing says about an entry's type.
+    type Kind: Copy;
+    fn buf() -> Self::Buf;
+    /// The directory at `path` (a link is followed).
+    fn open(path: &Path) -> io::Result<Self>;
+    /// A subdirectory; a symbolic link is not followed.
+    fn open_dir(&self, name: &OsStr) -> io::Result<Self>;
+    /// Calls `f(name, kind)` for every entry but `.` and `..`.
+    fn for_each(
+        &self,
+        buf: &mut Self::Buf,
+        f: &mut dyn FnMut(&OsStr, Self::Kind),
+    ) -> io::Result<()>;
+    /// The modification time of an entry (of a link itself, not its target).
+    fn mtime(&self, name: &OsStr) -> Option<Stamp>;
+    /// Whether an entry is a directory (not a link to one).
+    fn is_dir(&self, name: &OsStr, kind: Self::Kind) -> bool;
+}
+
+#[cfg(target_os = "linux")]
+mod linux;
+mod plain;
+
+/// The implementation taskie runs.
+#[cfg(target_os = "linux")]
+type Fast = linux::Dir;
+#[cfg(not(target_os = "linux"))]
+type Fast = plain::Dir;
+
 /// The plan (name, newest stamp) that wins: the newest stamp, ties to the greatest name.
 /// `warn` gets one line per skipped subdirectory with an invalid name, in listing order.
 pub fn newest_plan(plans: &Path, warn: &mut dyn FnMut(String)) -> io::Result<Option<String>> {
+    #[cfg(target_os = "linux")]
+    if std::env::var_os("TASKIE_MEASURE_PLAIN_SCAN").is_some() {
+        return newest_plan_with::<plain::Dir>(plans, warn);
+    }
+    newest_plan_with::<Fast>(plans, warn)
+}
+
+fn newest_plan_with<D: Lister>(
+    plans: &Path,
+    warn: &mut dyn FnMut(String),
+) -> io::Result<Option<String>> {
     // The error of the listing the hook has always reported, naming the path.
-    let root = sys::Dir::open(plans).map_err(|e| fs_err::read_dir(plans).err().unwrap_or(e))?;
+    let root = D::open(plans).map_err(|e| fs_err::read_dir(plans).err().unwrap_or(e))?;
     let mut candidates: Vec<String> = Vec::new();
-    let mut buf = sys::Buf::new();
+    let mut buf = D::buf();
     // A read error ends the listing, as it ends `std::fs::ReadDir`.
     let _ = root.for_each(&mut buf, &mut |name, kind| {
-        if name == "." || name == ".." || !root.is_dir(name, kind) {
+        if !root.is_dir(name, kind) {
             return;
         }
         match name.to_str() {
@@ -56,7 +101,7 @@ pub fn newest_plan(plans: &Path, warn: &mut dyn FnMut(String)) -> io::Result<Opt
 /// scoped threads. They take small batches from a shared counter rather than fixed
 /// shares, so a helper that starts late (another process has its CPU) leaves its work
 /// to the others instead of making them wait: never much slower than one thread.
-fn newest_of(root: &sys::Dir, candidates: &[String], buf: sys::Buf) -> Option<(Stamp, usize)> {
+fn newest_of<D: Lister>(root: &D, candidates: &[String], buf: D::Buf) -> Option<(Stamp, usize)> {
     let threads = if candidates.len() < 2 * PLANS_PER_THREAD {
         1
     } else {
@@ -73,13 +118,13 @@ fn newest_of(root: &sys::Dir, candidates: &[String], buf: sys::Buf) -> Option<(S
             .filter_map(|_| {
                 std::thread::Builder::new()
                     .stack_size(THREAD_STACK)
-                    .spawn_scoped(scope, move || work(root, candidates, next, sys::Buf::new()))
+                    .spawn_scoped(scope, move || work(root, candidates, next, D::buf()))
                     .ok()
             })
             .collect();
-        // Only once helpers exist: this thread leaves their CPU (see `StepAside`).
         let mut best = {
-            let _aside = (!helpers.is_empty()).then(sys::StepAside::new);
+            #[cfg(target_os = "linux")]
+            let _aside = (!helpers.is_empty()).then(linux::StepAside::new);
             work(root, candidates, next, buf)
         };
         for h in helpers {
@@ -110,11 +155,11 @@ fn newer(
 }
 
 /// Scans batches of plans until none is left; the best seen, as (stamp, index).
-fn work(
-    root: &sys::Dir,
+fn work<D: Lister>(
+    root: &D,
     candidates: &[String],
     next: &AtomicUsize,
-    mut buf: sys::Buf,
+    mut buf: D::Buf,
 ) -> Option<(Stamp, usize)> {
     let mut best = None;
     loop {
@@ -133,7 +178,7 @@ fn work(
 
 /// The newest stamp of a `*.md` or `state.json` directly in plan directory `name`;
 /// `None` when there is none or the directory cannot be read.
-fn newest_file(root: &sys::Dir, name: &str, buf: &mut sys::Buf) -> Option<Stamp> {
+fn newest_file<D: Lister>(root: &D, name: &str, buf: &mut D::Buf) -> Option<Stamp> {
     let dir = root.open_dir(name.as_ref()).ok()?;
     let mut newest = None;
     let _ = dir.for_each(buf, &mut |file, _| {
@@ -148,11 +193,9 @@ fn newest_file(root: &sys::Dir, name: &str, buf: &mut sys::Buf) -> Option<Stamp>
 }
 
 /// The entries of directory `dir` (without `.` and `..`), each with whether it is a
-/// directory (not a link to one): taskie's one way to list a directory. On Linux read
-/// with `getdents64` into a buffer of ours, where `std::fs::read_dir` has the C library
-/// allocate one (musl sets up its whole allocator for it): a plan's own directory is
-/// listed at every stop.
-pub fn entries(dir: &Path) -> io::Result<Vec<(std::ffi::OsString, bool)>> {
+/// directory (not a link to one): taskie's one way to list a directory (a plan's own
+/// directory is listed at every stop).
+pub fn entries(dir: &Path) -> io::Result<Vec<(OsString, bool)>> {
     entries_named(dir, |_| true)
 }
 
@@ -161,32 +204,35 @@ pub fn entries(dir: &Path) -> io::Result<Vec<(std::ffi::OsString, bool)>> {
 pub fn entries_named(
     dir: &Path,
     wanted: impl Fn(&[u8]) -> bool,
-) -> io::Result<Vec<(std::ffi::OsString, bool)>> {
+) -> io::Result<Vec<(OsString, bool)>> {
+    #[cfg(target_os = "linux")]
+    if std::env::var_os("TASKIE_MEASURE_PLAIN_SCAN").is_some() {
+        return entries_with::<plain::Dir>(dir, &wanted);
+    }
+    entries_with::<Fast>(dir, &wanted)
+}
+
+fn entries_with<D: Lister>(
+    dir: &Path,
+    wanted: &dyn Fn(&[u8]) -> bool,
+) -> io::Result<Vec<(OsString, bool)>> {
     let named = |e: io::Error| {
         io::Error::new(
             e.kind(),
             format!("failed to read directory `{}`: {e}", dir.display()),
         )
     };
-    let d = sys::Dir::open(dir).map_err(named)?;
-    let mut buf = sys::Buf::new();
+    let d = D::open(dir).map_err(named)?;
+    let mut buf = D::buf();
     let mut out = Vec::new();
     d.for_each(&mut buf, &mut |name, kind| {
-        if name != "." && name != ".." && wanted(name.as_encoded_bytes()) {
+        if wanted(name.as_encoded_bytes()) {
             out.push((name.to_owned(), d.is_dir(name, kind)));
         }
     })
     .map_err(named)?;
     Ok(out)
 }
-
-// Linux lists with `getdents64` into a buffer of ours; elsewhere `std::fs` does it.
-#[cfg(target_os = "linux")]
-#[path = "scan/linux.rs"]
-mod sys;
-#[cfg(not(target_os = "linux"))]
-#[path = "scan/portable.rs"]
-mod sys;
 
 #[cfg(test)]
 mod tests {
@@ -244,45 +290,6 @@ mod tests {
     use std::path::PathBuf;
     use std::time::{Duration, SystemTime};
 
-    /// The selection as first written with `std::fs`: the reference for the fast one.
-    fn reference(plans: &Path, warn: &mut Vec<String>) -> Option<String> {
-        let mut best: Option<(SystemTime, String)> = None;
-        for entry in fs::read_dir(plans).unwrap().flatten() {
-            if !entry.file_type().is_ok_and(|t| t.is_dir()) {
-                continue;
-            }
-            let name = entry.file_name();
-            let Some(name) = name
-                .to_str()
-                .filter(|n| crate::model::plan_file::valid_id(n))
-            else {
-                warn.push(format!(
-                    "skipping {}: not a valid plan id",
-                    entry.path().display()
-                ));
-                continue;
-            };
-            let mut newest = None;
-            for f in fs::read_dir(entry.path()).unwrap().flatten() {
-                let n = f.file_name();
-                let n = n.as_encoded_bytes();
-                if (n.ends_with(b".md") || n == b"state.json")
-                    && let Ok(t) = f.metadata().and_then(|m| m.modified())
-                {
-                    newest = newest.max(Some(t));
-                }
-            }
-            let Some(newest) = newest else { continue };
-            if best
-                .as_ref()
-                .is_none_or(|(t, n)| (newest, name) > (*t, n.as_str()))
-            {
-                best = Some((newest, name.to_owned()));
-            }
-        }
-        best.map(|(_, n)| n)
-    }
-
     fn at(secs: u64, nanos: u32) -> SystemTime {
         SystemTime::UNIX_EPOCH + Duration::new(1_700_000_000 + secs, nanos)
     }
@@ -293,14 +300,15 @@ mod tests {
         f.set_modified(t).unwrap();
     }
 
-    /// Both implementations agree, warnings included.
+    /// The selection by the implementation taskie runs and by the plain one: the same,
+    /// warnings included.
     fn check(plans: &Path) -> Option<String> {
-        let mut want_warn = Vec::new();
-        let want = reference(plans, &mut want_warn);
-        let mut got_warn = Vec::new();
-        let got = newest_plan(plans, &mut |w| got_warn.push(w)).unwrap();
-        assert_eq!(got, want);
-        assert_eq!(got_warn, want_warn);
+        let mut plain_warn = Vec::new();
+        let plain = newest_plan_with::<plain::Dir>(plans, &mut |w| plain_warn.push(w)).unwrap();
+        let mut warn = Vec::new();
+        let got = newest_plan(plans, &mut |w| warn.push(w)).unwrap();
+        assert_eq!(got, plain);
+        assert_eq!(warn, plain_warn);
         got
     }
 
@@ -379,6 +387,110 @@ mod tests {
                 touch(plans.join(format!("p{i:03}/state.json")), t);
             }
             assert_eq!(check(plans), Some(format!("p{winner:03}")));
+        }
+    }
+
+    /// Every directory of `root`'s tree, `root` included (links not followed).
+    fn dirs_of(root: &Path, out: &mut Vec<PathBuf>) {
+        out.push(root.to_path_buf());
+        for e in fs::read_dir(root).unwrap().flatten() {
+            if e.file_type().unwrap().is_dir() {
+                dirs_of(&e.path(), out);
+            }
+        }
+    }
+
+    /// The listing taskie runs and the plain one, on the same directory: the same
+    /// entries, or an error of the same kind.
+    fn same_entries(dir: &Path) {
+        let all = |_: &[u8]| true;
+        let sorted = |r: io::Result<Vec<(OsString, bool)>>| {
+            r.map(|mut v| {
+                v.sort();
+                v
+            })
+            .map_err(|e| e.kind())
+        };
+        assert_eq!(
+            sorted(entries_with::<Fast>(dir, &all)),
+            sorted(entries_with::<plain::Dir>(dir, &all)),
+            "{}",
+            dir.display()
+        );
+    }
+
+    #[test]
+    #[cfg_attr(
+        windows,
+        ignore = "Wine lists no entry for a link it made: run it on a real Windows machine"
+    )]
+    fn the_fast_listing_and_the_plain_one_agree_on_odd_trees() {
+        let tmp = tempfile::tempdir().unwrap();
+        let plans = tmp.path().join("plans");
+        touch(plans.join("ok/plan.md"), at(10, 0));
+        touch(plans.join("ok/state.json"), at(10, 5));
+        // More names than one 8 KiB read of the directory holds.
+        for i in 0..600 {
+            let long = format!("task-{i:04}-{}.md", "x".repeat(40));
+            touch(plans.join("many").join(long), at(i, 0));
+        }
+        touch(plans.join("many/notes.txt"), at(9_999, 0));
+        touch(
+            plans.join("before-1970/plan.md"),
+            SystemTime::UNIX_EPOCH - Duration::new(86_400, 250),
+        );
+        fs::create_dir_all(plans.join("dir-named-md/odd.md")).unwrap();
+        fs::create_dir_all(plans.join("state-is-a-dir/state.json")).unwrap();
+        fs::create_dir(plans.join("empty")).unwrap();
+        touch(plans.join("bad.name/plan.md"), at(99, 0));
+        touch(plans.join(".hidden/plan.md"), at(99, 0));
+        touch(plans.join("loose.md"), at(99, 0));
+        touch(tmp.path().join("elsewhere/plan.md"), at(99, 0));
+        link_dir(&tmp.path().join("elsewhere"), &plans.join("linked"));
+        #[cfg(unix)]
+        {
+            use std::os::unix::ffi::OsStrExt;
+            // A name that is not UTF-8, a dangling link, a link named like a plan file,
+            // and a FIFO where state.json belongs.
+            touch(
+                plans
+                    .join(std::ffi::OsStr::from_bytes(b"not-utf8-\xff"))
+                    .join("plan.md"),
+                at(99, 0),
+            );
+            std::os::unix::fs::symlink(tmp.path().join("nowhere"), plans.join("dangling")).unwrap();
+            fs::create_dir(plans.join("link-file")).unwrap();
+            std::os::unix::fs::symlink(
+                tmp.path().join("elsewhere/plan.md"),
+                plans.join("link-file/plan.md"),
+            )
+            .unwrap();
+            fs::create_dir(plans.join("fifo")).unwrap();
+            rustix::fs::mknodat(
+                rustix::fs::CWD,
+                &plans.join("fifo/state.json"),
+                rustix::fs::FileType::Fifo,
+                rustix::fs::Mode::from_raw_mode(0o644),
+                0,
+            )
+            .unwrap();
+        }
+        check(&plans);
+        let mut dirs = Vec::new();
+        dirs_of(tmp.path(), &mut dirs);
+        for dir in &dirs {
+            same_entries(dir);
+            // Each directory of the tree taken as a `.taskie/plans` too.
+            check(dir);
+        }
+        // What is not a directory.
+        for odd in [
+            "plans/missing",
+            "plans/loose.md",
+            "plans/linked",
+            "plans/dangling",
+        ] {
+            same_entries(&tmp.path().join(odd));
         }
     }
 }

@@ -12,7 +12,7 @@ pub enum Ending {
     /// Fails the way the real CLI does on HTTP 429.
     RateLimited,
     /// Answers the way the real CLI does when the account's usage limit is reached
-    /// (`shared/clients.md`), naming this reset: codex a local time (`11:27 PM`, `Nov
+    /// (measured against the pinned CLIs), naming this reset: codex a local time (`11:27 PM`, `Nov
     /// 24th, 2026 12:17 AM`), gemini a delay (`3600s`); `None`: the CLI's usual one.
     UsageLimit(Option<&'static str>),
 }

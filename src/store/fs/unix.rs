@@ -7,6 +7,25 @@ use std::path::Path;
 
 pub(super) fn open(path: &Path, how: Open) -> io::Result<std::fs::File> {
     use rustix::fs::{Mode, OFlags};
+    if std::env::var_os("TASKIE_MEASURE_PLAIN_OPEN").is_some() {
+        use std::os::unix::fs::OpenOptionsExt;
+        let mut o = std::fs::OpenOptions::new();
+        let nofollow = match how {
+            Open::Read | Open::Flush => {
+                o.read(true);
+                0
+            }
+            Open::Write => {
+                o.write(true).create(true);
+                libc::O_NOFOLLOW
+            }
+            Open::Append => {
+                o.append(true).create(true);
+                libc::O_NOFOLLOW
+            }
+        };
+        return o.custom_flags(libc::O_NONBLOCK | nofollow).open(path);
+    }
     let flags = OFlags::NONBLOCK
         | OFlags::CLOEXEC
         | match how {

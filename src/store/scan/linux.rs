@@ -1,4 +1,10 @@
-//! Linux: directories as descriptors, read with `getdents64` through `rustix::fs::RawDir`.
+//! Linux: directories as descriptors, read with `getdents64` through `rustix::fs::RawDir`
+//! into a buffer of ours, each plan directory opened relative to `.taskie/plans` and each
+//! file `fstatat`-ed relative to its directory. `std::fs::read_dir` would have the C library
+//! allocate its directory stream (with musl, that one allocation sets up its whole
+//! allocator at every stop) and open each directory by its full path. The plain
+//! `std::fs` listing (`scan/plain.rs`) gives the same answers; the tests hold this one
+//! to it, and docs/performance.md has what this one saves.
 
 use super::Stamp;
 use rustix::fs::{AtFlags, FileType, Mode, OFlags, RawDir};
@@ -10,47 +16,7 @@ use std::os::fd::OwnedFd;
 use std::os::unix::ffi::OsStrExt;
 use std::path::Path;
 
-/// `getdents64` output buffer: a plan directory fits many times over, and a large
-/// `.taskie/plans` takes a few calls (the cost is per entry, not per call).
-pub struct Buf(Vec<MaybeUninit<u8>>);
-
-impl Buf {
-    pub fn new() -> Buf {
-        Buf(vec![MaybeUninit::uninit(); 8 * 1024])
-    }
-}
-
 pub struct Dir(OwnedFd);
-
-/// Moves the scanning thread off the CPU it runs on, for the length of the scan, and
-/// back to all its CPUs on drop. A just-started helper thread tends to be queued on
-/// its creator's CPU and to wait there, idle CPUs or not, until the creator blocks or
-/// the scheduler rebalances (measured here: a quarter to half of the starts took
-/// 1.5-2 ms instead of 60 µs), which would serialise the scan. Leaving that CPU to the
-/// helpers lets them start at once. Best effort: on any failure nothing moves.
-pub struct StepAside(Option<rustix::thread::CpuSet>);
-
-impl StepAside {
-    pub fn new() -> StepAside {
-        let Ok(all) = rustix::thread::sched_getaffinity(None) else {
-            return StepAside(None);
-        };
-        let mut others = all;
-        others.unset(rustix::thread::sched_getcpu());
-        let moved = others.count() > 0 && rustix::thread::sched_setaffinity(None, &others).is_ok();
-        StepAside(moved.then_some(all))
-    }
-}
-
-impl Drop for StepAside {
-    fn drop(&mut self) {
-        // Restored before anything else runs on this thread: the reviewer, started
-        // later, inherits this thread's CPU set.
-        if let Some(all) = &self.0 {
-            let _ = rustix::thread::sched_setaffinity(None, all);
-        }
-    }
-}
 
 /// Retries a call interrupted by a signal.
 fn retry<T>(mut f: impl FnMut() -> rustix::io::Result<T>) -> io::Result<T> {
@@ -63,7 +29,29 @@ fn retry<T>(mut f: impl FnMut() -> rustix::io::Result<T>) -> io::Result<T> {
 }
 
 impl Dir {
-    pub fn open(path: &Path) -> io::Result<Dir> {
+    fn open_at(at: impl std::os::fd::AsFd, path: &[u8], extra: OFlags) -> io::Result<Dir> {
+        let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC | extra;
+        retry(|| rustix::fs::openat(&at, path, flags, Mode::empty())).map(Dir)
+    }
+
+    /// `lstat` of an entry, relative to this directory.
+    fn stat(&self, name: &OsStr) -> Option<rustix::fs::Stat> {
+        retry(|| rustix::fs::statat(&self.0, name, AtFlags::SYMLINK_NOFOLLOW)).ok()
+    }
+}
+
+impl super::Lister for Dir {
+    /// `getdents64` output buffer: a plan directory fits many times over, and a large
+    /// `.taskie/plans` takes a few calls (the cost is per entry, not per call).
+    type Buf = Vec<MaybeUninit<u8>>;
+    /// The entry's `d_type`.
+    type Kind = FileType;
+
+    fn buf() -> Self::Buf {
+        vec![MaybeUninit::uninit(); 8 * 1024]
+    }
+
+    fn open(path: &Path) -> io::Result<Dir> {
         Dir::open_at(
             rustix::fs::CWD,
             path.as_os_str().as_encoded_bytes(),
@@ -72,49 +60,68 @@ impl Dir {
     }
 
     /// A subdirectory; a symbolic link is not followed.
-    pub fn open_dir(&self, name: &OsStr) -> io::Result<Dir> {
+    fn open_dir(&self, name: &OsStr) -> io::Result<Dir> {
         Dir::open_at(&self.0, name.as_bytes(), OFlags::NOFOLLOW)
     }
 
-    fn open_at(at: impl std::os::fd::AsFd, path: &[u8], extra: OFlags) -> io::Result<Dir> {
-        let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC | extra;
-        retry(|| rustix::fs::openat(&at, path, flags, Mode::empty())).map(Dir)
-    }
-
-    /// Calls `f(name, type)` for every entry, `.` and `..` included.
-    pub fn for_each(&self, buf: &mut Buf, f: &mut dyn FnMut(&OsStr, FileType)) -> io::Result<()> {
-        let mut entries = RawDir::new(&self.0, &mut buf.0);
+    fn for_each(&self, buf: &mut Self::Buf, f: &mut dyn FnMut(&OsStr, FileType)) -> io::Result<()> {
+        let mut entries = RawDir::new(&self.0, buf);
         while let Some(entry) = entries.next() {
             let entry = entry?;
-            f(
-                OsStr::from_bytes(entry.file_name().to_bytes()),
-                entry.file_type(),
-            );
+            let name = entry.file_name().to_bytes();
+            if name != b"." && name != b".." {
+                f(OsStr::from_bytes(name), entry.file_type());
+            }
         }
         Ok(())
     }
 
-    /// `lstat` of an entry, relative to this directory.
-    fn stat(&self, name: &OsStr) -> Option<rustix::fs::Stat> {
-        retry(|| rustix::fs::statat(&self.0, name, AtFlags::SYMLINK_NOFOLLOW)).ok()
-    }
-
     // The fields are narrower than i64 on 32-bit targets.
     #[allow(clippy::unnecessary_cast)]
-    pub fn mtime(&self, name: &OsStr) -> Option<Stamp> {
+    fn mtime(&self, name: &OsStr) -> Option<Stamp> {
         self.stat(name)
             .map(|st| (st.st_mtime as i64, st.st_mtime_nsec as i64))
     }
 
-    /// Whether an entry is a directory (not a link to one), from `d_type` when the
-    /// file system fills it in.
-    pub fn is_dir(&self, name: &OsStr, kind: FileType) -> bool {
+    /// From `d_type` when the file system fills it in.
+    fn is_dir(&self, name: &OsStr, kind: FileType) -> bool {
         match kind {
             FileType::Directory => true,
             FileType::Unknown => self
                 .stat(name)
                 .is_some_and(|st| FileType::from_raw_mode(st.st_mode).is_dir()),
             _ => false,
+        }
+    }
+}
+
+/// Moves the scanning thread off the CPU it runs on, for the length of the scan, and
+/// back to all its CPUs on drop. A just-started helper thread tends to be queued on
+/// its creator's CPU and to wait there, idle CPUs or not, until the creator blocks or
+/// the scheduler rebalances (measured here: a quarter to half of the starts took
+/// 1.5-2 ms instead of 60 µs), which would serialise the scan. Leaving that CPU to the
+/// helpers lets them start at once. Best effort: on any failure nothing moves.
+pub struct StepAside(Option<rustix::thread::CpuSet>);
+
+impl StepAside {
+    pub fn new() -> StepAside {
+        if std::env::var_os("TASKIE_MEASURE_NO_STEP_ASIDE").is_some() {
+            return StepAside(None);
+        }
+        let Ok(all) = rustix::thread::sched_getaffinity(None) else {
+            return StepAside(None);
+        };
+        let mut others = all;
+        others.unset(rustix::thread::sched_getcpu());
+        let moved = others.count() > 0 && rustix::thread::sched_setaffinity(None, &others).is_ok();
+        StepAside(moved.then_some(all))
+    }
+}
+
+impl Drop for StepAside {
+    fn drop(&mut self) {
+        if let Some(all) = &self.0 {
+            let _ = rustix::thread::sched_setaffinity(None, all);
         }
     }
 }

@@ -222,7 +222,7 @@ impl Reply {
     }
 
     /// A subscription's 5-hour usage limit, resetting at `reset` (Unix seconds), as the
-    /// API answers it (shared/clients.md): 429 with the unified rate-limit headers. The
+    /// real API answers it: 429 with the unified rate-limit headers. The
     /// CLI reports it as a usage limit only when signed in with OAuth credentials.
     pub fn usage_limit(reset: i64) -> Reply {
         let mut reply = Reply::http_error(
