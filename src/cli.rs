@@ -303,7 +303,7 @@ fn task_id(text: &str) -> Result<u64, String> {
 fn guardian_role() {
     let first = std::env::args_os().nth(1);
     if first.as_deref() == Some(crate::reviewer::guardian::ROLE_ARG.as_ref()) {
-        crate::reviewer::guardian::serve(std::env::args_os().skip(2));
+        crate::reviewer::guardian::serve();
     }
     if first.as_deref() == Some(crate::store::notify::ROLE_ARG.as_ref()) {
         crate::store::notify::serve(std::env::args_os().skip(2));

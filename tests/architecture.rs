@@ -539,9 +539,11 @@ fn text_files(dir: &Path, out: &mut Vec<(PathBuf, String)>) {
 }
 
 /// Where a line points at something only the project's maintainers have: the team's
-/// shared notes (a `shared/` path) or their issue tracker ("issue 12", "issues 3", "(#12)",
-/// an `/issues/12` or `/pull/12` address). `None` when the line has none. A review's
-/// number (`review #2`) is not such a reference.
+/// shared notes (a path into their shared directory) or their issue tracker (the word
+/// issue or issues followed by a number, a number in brackets after a hash sign, an issue
+/// or pull request address). `None` when the line has none. A review's number
+/// (`review #2`) is not such a reference. The examples below are spelled in pieces so that
+/// the test does not find itself.
 fn unfollowable_reference(line: &str) -> Option<&'static str> {
     let lower = line.to_ascii_lowercase();
     // Spelled in two pieces so that this test does not find itself.
@@ -584,17 +586,16 @@ fn unfollowable_reference(line: &str) -> Option<&'static str> {
 
 #[test]
 fn the_reference_check_finds_issue_numbers_and_shared_paths_but_not_review_numbers() {
-    let shared = ["see ", "shared", "/clients.md"].concat();
     for line in [
-        shared.as_str(),
-        "as issue 20 asks",
-        "Issue #7: the cap",
-        "(issues 3 and 4)",
-        "fixed in (#31)",
-        "https://github.com/o/r/issues/12",
-        "https://github.com/o/r/pull/9",
+        ["see ", "shared", "/clients.md"].concat(),
+        ["as ", "issue", " 20 asks"].concat(),
+        ["Issue", " #7: the cap"].concat(),
+        ["(issues", " 3 and 4)"].concat(),
+        ["fixed in (#", "31)"].concat(),
+        ["https://github.com/o/r/issues/", "12"].concat(),
+        ["https://github.com/o/r/pull/", "9"].concat(),
     ] {
-        assert!(unfollowable_reference(line).is_some(), "{line}");
+        assert!(unfollowable_reference(&line).is_some(), "{line}");
     }
     for line in [
         "plan-review #2 runs",
@@ -642,4 +643,70 @@ fn no_file_refers_to_what_a_cloner_cannot_follow() {
         "references a cloner cannot follow (say what is meant instead):\n{}",
         found.join("\n")
     );
+}
+
+/// The sections of the behaviour contract, in order. Code, tests and docs cite them as
+/// "SPEC §N", so a section is never renumbered, dropped or missing from
+/// docs/behaviour.md; a new one is added here and there at the end.
+const BEHAVIOUR_SECTIONS: [&str; 25] = [
+    "§1 What Taskie is",
+    "§2 A plan directory",
+    "§3 state.json",
+    "§4 Hook protocol (Claude Code Stop hook)",
+    "§5 The hook's decision procedure",
+    "§6 Advance targets and cycle resets",
+    "§7 Plan structure validation",
+    "§8 The reviewer",
+    "§9 Verdict",
+    "§10 Event log and diagnostics",
+    "§11 `taskie-hook --dry-run`",
+    "§12 `taskie` command line",
+    "§13 continue-plan routing",
+    "§14 `taskie mark` transitions",
+    "§15 Packaging as a Claude Code plugin",
+    "§16 Quality bars",
+    "§17 Sessions",
+    "§18 Reviewer kinds, panels and spend",
+    "§19 Distribution",
+    "§20 Hosts: Claude Code, Codex CLI, Gemini CLI",
+    "§21 Findings that converge",
+    "§22 Reviewer availability",
+    "§23 Plans that run themselves: `taskie run`",
+    "§24 Notifications",
+    "§25 Windows",
+];
+
+/// docs/behaviour.md has every section of the contract, in order, each with its link
+/// target (`#spec-N`) right above it and a link from the contents at the top.
+#[test]
+fn the_behaviour_contract_has_every_section_in_order() {
+    let doc = std::fs::read_to_string(src().join("../docs/behaviour.md")).unwrap();
+    let lines: Vec<&str> = doc.lines().collect();
+    let headings: Vec<&str> = lines
+        .iter()
+        .filter_map(|l| l.strip_prefix("## §"))
+        .collect();
+    let want: Vec<&str> = BEHAVIOUR_SECTIONS
+        .iter()
+        .map(|s| s.strip_prefix('§').unwrap())
+        .collect();
+    assert_eq!(headings, want, "the `## §N` headings of docs/behaviour.md");
+    let contents = doc.split("\n## ").next().unwrap();
+    for (i, section) in BEHAVIOUR_SECTIONS.iter().enumerate() {
+        let n = i + 1;
+        let at = lines
+            .iter()
+            .position(|l| l == &format!("## {section}"))
+            .unwrap();
+        let anchor = lines[..at].iter().rev().find(|l| !l.trim().is_empty());
+        assert_eq!(
+            anchor.copied(),
+            Some(format!("<a id=\"spec-{n}\"></a>").as_str()),
+            "the link target above {section}"
+        );
+        assert!(
+            contents.contains(&format!("[§{n}](#spec-{n})")),
+            "the contents link to {section}"
+        );
+    }
 }

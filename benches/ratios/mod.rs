@@ -37,9 +37,8 @@ const FLOOR_RS: &str = "use std::io::Read;\nfn main() {\n    let mut input = Vec
 
 /// What a review forces to disk, as the hook does it (SPEC §3, §5 step 18), timed without
 /// a process start: a new review file synced, then state.json replaced through a synced
-/// temporary file, renamed, and its directory synced. The replaced state.json is held open
-/// across the rename and closed after the timing, as the review's guardian does for the
-/// hook (src/reviewer/guardian.rs); the review file is removed after, untimed.
+/// temporary file, renamed, and its directory synced. The review file is removed after,
+/// untimed.
 fn durable_review_writes(dir: &Path) -> Duration {
     let (review, state, tmp) = (
         dir.join("review-3.md"),
@@ -49,7 +48,6 @@ fn durable_review_writes(dir: &Path) -> Duration {
     if !state.exists() {
         fs::write(&state, "{}\n").expect("reference state");
     }
-    let held = File::open(&state).expect("hold the old state");
     let started = Instant::now();
     let f = File::create(&review).expect("reference review");
     (&f).write_all(b"# Review\n\nVERDICT: FAIL\n")
@@ -64,7 +62,7 @@ fn durable_review_writes(dir: &Path) -> Duration {
         .and_then(|d| d.sync_all())
         .expect("sync directory");
     let took = started.elapsed();
-    drop((held, f, t));
+    drop((f, t));
     fs::remove_file(&review).expect("remove the reference review");
     took
 }
@@ -402,6 +400,16 @@ pub fn run(r: &Ratios) {
     bind(&budgeted, BOUND);
     // 2,000 plans, an unbound session that has stopped once.
     let many = project(base, "many", 2000, idle());
+    // A client that sends no session id: every stop selects among all the plans.
+    let anonymous_event = many.join(".bench-event-anonymous.json");
+    fs::write(
+        &anonymous_event,
+        format!(
+            "{{\"transcript_path\":\"/dev/null\",\"cwd\":{},\"hook_event_name\":\"Stop\",\"stop_hook_active\":false}}",
+            serde_json::Value::from(many.to_string_lossy().into_owned())
+        ),
+    )
+    .expect("write the event without a session");
     // Reviews: single and a panel of three.
     let review_files = |extra: Option<&str>| {
         let s = state_json("tasks-review", Some("post-tasks-review"), Some(2), None);
@@ -494,6 +502,10 @@ pub fn run(r: &Ratios) {
     let mut m_status = Measure::new("taskie status, 20 MiB of logs", 3.0);
     let mut m_budget = Measure::new("budgeted plan's stop, 20 MiB of logs", 2.0);
     let mut m_second = Measure::new("unbound session's second stop, 2,000 plans", 2.0);
+    let mut m_scan = Measure::new(
+        "a stop without a session id, 2,000 plans (selects among them all; no target)",
+        f64::NAN,
+    );
     let mut m_review = Measure::new("overhead around one review (hook − reviewer alone)", 6.0);
     let mut m_panel = Measure::new(
         "overhead around a panel of 3 (hook − one reviewer alone)",
@@ -641,6 +653,16 @@ pub fn run(r: &Ratios) {
             if keep {
                 m_second.add(b, f, ms(v));
             }
+
+            let (f, v) = stop(
+                build,
+                &many,
+                &anonymous_event,
+                "a stop without a session id",
+            );
+            if keep {
+                m_scan.add(b, f, ms(v));
+            }
         }
 
         if round % 3 == 0 {
@@ -698,8 +720,8 @@ pub fn run(r: &Ratios) {
         if against { "---|---|" } else { "" }
     );
     for m in [
-        &m_bound, &m_sh, &m_shell, &m_exec, &m_status, &m_budget, &m_second, &m_review, &m_panel,
-        &m_disk, &m_own,
+        &m_bound, &m_sh, &m_shell, &m_exec, &m_status, &m_budget, &m_second, &m_scan, &m_review,
+        &m_panel, &m_disk, &m_own,
     ] {
         m.print(against);
     }
@@ -710,7 +732,7 @@ pub fn run(r: &Ratios) {
         );
         println!("|---|---|---|---|---|---|");
         for m in [
-            &m_bound, &m_sh, &m_status, &m_budget, &m_second, &m_review, &m_panel, &m_own,
+            &m_bound, &m_sh, &m_status, &m_budget, &m_second, &m_scan, &m_review, &m_panel, &m_own,
         ] {
             m.print_variants(&r.builds);
         }

@@ -67,8 +67,6 @@ pub fn main(opts: &Options) {
             _lock: None,
         });
     finished.emit(started, notice.as_deref());
-    // Last: a review's guardians hold the files it replaced (reviewer/guardian.rs).
-    reviewer::guardian::dismiss_kept();
 }
 
 /// What a run decided: the answer, and the event to log after printing it.

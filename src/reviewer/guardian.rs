@@ -15,20 +15,10 @@
 //! exec'd process holds only the descriptors it was given), and nothing of the hook, its
 //! plan lock included, lives on in the guardian.
 //!
-//! A review's guardian also **holds the files the review's outcome replaces** (the plan's
-//! state.json and ledgers), open from its start, and is dismissed only when the
-//! hook has answered ([`keep`], [`dismiss_kept`]). Replacing a file frees the old one's
-//! blocks, and on a file system mounted with `discard` (common on cloud disks) that free
-//! waits for the device: 70 µs per file where it costs 4 µs without (docs/performance.md).
-//! Held open elsewhere, the old file is freed when the guardian exits, after the hook.
-
-//!
 //! Unix only (`guardian/unix.rs`). On Windows a Job Object that kills its processes when
-//! its last handle closes does the same for the whole tree (`process/windows.rs`), and a
-//! file held open there would make the replacement of that file fail, so nothing is held.
+//! its last handle closes does the same for the whole tree (`process/windows.rs`).
 
 use std::ffi::OsString;
-use std::path::PathBuf;
 
 #[cfg(unix)]
 #[path = "guardian/unix.rs"]
@@ -37,11 +27,11 @@ mod os;
 #[path = "guardian/windows.rs"]
 mod os;
 
+#[cfg(unix)]
+pub(crate) use os::Guardian;
+pub use os::serve;
 #[cfg(all(test, unix))]
 pub(crate) use os::tests;
-#[cfg(unix)]
-pub(crate) use os::{Guardian, keep};
-pub use os::{dismiss_kept, serve};
 
 /// The first argument that makes `taskie-hook` (or `taskie`) a guardian; never typed by
 /// a person, so it is hidden from `--help`.
@@ -53,9 +43,6 @@ pub struct Launch {
     pub program: OsString,
     pub args: Vec<OsString>,
     pub env: Vec<(OsString, OsString)>,
-    /// Files the guardian holds open until it is dismissed, passed after `args`. A
-    /// guardian that holds files is kept past the reviewer's end ([`keep`]).
-    pub hold: Vec<PathBuf>,
 }
 
 impl Launch {
@@ -72,16 +59,6 @@ impl Launch {
             program: program.into(),
             args: vec![ROLE_ARG.into()],
             env: Vec::new(),
-            hold: Vec::new(),
         })
-    }
-
-    /// The same guardian, holding `files` as well.
-    pub fn holding(mut self, files: impl IntoIterator<Item = PathBuf>) -> Launch {
-        if std::env::var_os("TASKIE_MEASURE_NO_HOLD").is_some() {
-            return self;
-        }
-        self.hold.extend(files);
-        self
     }
 }

@@ -4,7 +4,6 @@
 use crate::model::cycle::{Due, Reviewed};
 use crate::model::facts::Facts;
 use crate::model::pause::{self, Implausible};
-use crate::model::plan_file::TASKIE_FILES;
 use crate::model::reviewers::Kind;
 use crate::model::reviewers::Reviewer;
 use crate::model::spend::Spend;
@@ -156,12 +155,7 @@ impl Job<'_> {
             timeout: self.config.timeout,
             stdout_limit: STDOUT_LIMIT,
             stderr_limit: STDERR_LIMIT,
-            // The files a review's outcome replaces (see guardian.rs: held, their old
-            // versions are freed after the hook has answered).
-            guardian: super::guardian::Launch::this_binary().map(|l| {
-                let dir = self.project.plan_dir(self.f.plan);
-                l.holding(TASKIE_FILES.iter().map(|name| dir.join(name)))
-            }),
+            guardian: super::guardian::Launch::this_binary(),
             // The reviewer logs' directory, where killed writers leave temporary files.
             sweep: self.sweep.then(|| self.project.logs()),
         }

@@ -217,7 +217,7 @@ fn run_watched(spec: &Spec, watch: Watch) -> io::Result<Captured> {
         }
     };
 
-    tree.finish(spec);
+    tree.finish();
     let [(stdout, stdout_truncated), (stderr, stderr_truncated)] = w.finish();
     Ok(Captured {
         ending,

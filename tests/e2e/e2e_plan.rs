@@ -12,7 +12,6 @@ use crate::support::git;
 use crate::support::scripted_model::{Agent, Entry, Reviewer, is_reviewer};
 use serde_json::Value;
 use std::path::{Path, PathBuf};
-use std::process::Command;
 use std::sync::{Arc, Condvar, Mutex};
 use std::time::{Duration, Instant};
 

@@ -1,10 +1,8 @@
 //! The guardian process on Unix (see `guardian.rs`).
 
-use std::ffi::OsString;
 use std::io::{self, Read, Write};
 use std::os::unix::process::CommandExt;
 use std::process::{Child, Command, Stdio};
-use std::sync::Mutex;
 use std::thread;
 
 use rustix::process::Pid;
@@ -28,7 +26,6 @@ impl Guardian {
         let child = {
             let mut cmd = Command::new(&launch.program);
             cmd.args(&launch.args)
-                .args(&launch.hold)
                 .envs(launch.env.iter().map(|(k, v)| (k, v)))
                 .stdin(reader)
                 .stdout(Stdio::null())
@@ -72,52 +69,10 @@ impl Drop for Guardian {
     }
 }
 
-/// Guardians kept until the hook has answered: those holding files (see the module's
-/// documentation).
-static KEPT: Mutex<Vec<Guardian>> = Mutex::new(Vec::new());
-
-/// Keeps a guardian running until [`dismiss_kept`].
-pub fn keep(guardian: Guardian) {
-    KEPT.lock()
-        .unwrap_or_else(|e| e.into_inner())
-        .push(guardian);
-}
-
-/// Dismisses the kept guardians. Called by the hook as its last step: they are not
-/// reaped (the hook exits next and the system reaps them), so nothing waits for the
-/// held files to be freed.
-pub fn dismiss_kept() {
-    let kept = std::mem::take(&mut *KEPT.lock().unwrap_or_else(|e| e.into_inner()));
-    for mut guardian in kept {
-        // Dropped without a wait (a `Child` is neither killed nor reaped when dropped);
-        // taken first so that `Drop` starts no reaping thread.
-        drop(guardian.child.take());
-        guardian.dismiss();
-    }
-}
-
-/// Opens `path` only to keep its file from being freed while open. On Linux as a bare
-/// reference (`O_PATH`): no read access needed, nothing a device or a FIFO could do on an
-/// open; elsewhere read-only, and only a regular file. Not following a link either way; a
-/// file that cannot be opened is simply not held.
-fn hold_file(path: OsString) -> Option<rustix::fd::OwnedFd> {
-    use rustix::fs::{Mode, OFlags};
-    #[cfg(target_os = "linux")]
-    let flags = OFlags::PATH | OFlags::NOFOLLOW | OFlags::CLOEXEC;
-    #[cfg(not(target_os = "linux"))]
-    let flags = {
-        if !std::fs::symlink_metadata(&path).is_ok_and(|m| m.is_file()) {
-            return None;
-        }
-        OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC
-    };
-    rustix::fs::open(&path, flags, Mode::empty()).ok()
-}
-
-/// The guardian role, entered from `main` when the first argument is [`super::ROLE_ARG`], with
-/// the files to hold (the arguments after it): waits on stdin, then exits; on
-/// end-of-file first SIGKILLs its process group. Never returns.
-pub fn serve(hold: impl Iterator<Item = OsString>) -> ! {
+/// The guardian role, entered from `main` when the first argument is [`super::ROLE_ARG`]:
+/// waits on stdin, then exits; on end-of-file first SIGKILLs its process group. Never
+/// returns.
+pub fn serve() -> ! {
     // A timeout sends SIGTERM to the whole group so the reviewer can flush and exit; the
     // guardian stays to the end (the escalation's SIGKILL, or the dismissal). A flag
     // nobody reads is the safe way to say "ignore".
@@ -125,7 +80,6 @@ pub fn serve(hold: impl Iterator<Item = OsString>) -> ! {
         signal_hook::consts::SIGTERM,
         std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false)),
     );
-    let held: Vec<_> = hold.filter_map(hold_file).collect();
     let mut byte = [0u8; 1];
     let dismissed = loop {
         match io::stdin().lock().read(&mut byte) {
@@ -146,8 +100,6 @@ pub fn serve(hold: impl Iterator<Item = OsString>) -> ! {
             rustix::process::Signal::KILL,
         );
     }
-    // Closing them here, once the hook no longer waits, is the point of holding them.
-    drop(held);
     std::process::exit(0)
 }
 
@@ -173,7 +125,6 @@ pub(crate) mod tests {
             .map(Into::into)
             .collect(),
             env: vec![(ROLE_ENV.into(), "1".into())],
-            hold: Vec::new(),
         }
     }
 
@@ -182,7 +133,7 @@ pub(crate) mod tests {
     #[ignore = "started by the process tests as a guardian"]
     fn guardian_role() {
         if std::env::var_os(ROLE_ENV).is_some() {
-            serve(std::iter::empty());
+            serve();
         }
     }
 }

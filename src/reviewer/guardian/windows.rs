@@ -1,12 +1,7 @@
 //! Windows starts no guardian: the reviewer's Job Object kills the whole tree when the
 //! hook's handle to it closes, at any death of the hook (`process/windows.rs`).
 
-use std::ffi::OsString;
-
-/// Nothing is kept on Windows.
-pub fn dismiss_kept() {}
-
 /// The role is never given on Windows; a binary started with it by hand just leaves.
-pub fn serve(_hold: impl Iterator<Item = OsString>) -> ! {
+pub fn serve() -> ! {
     std::process::exit(0)
 }

@@ -25,9 +25,6 @@ impl Polled {
     /// `None` when the kernel has no pidfd for the child (before Linux 5.3, or refused by
     /// a seccomp filter): the caller watches with threads then.
     pub(super) fn start(child: &mut Child, spec: &Spec, heard: &mut Heard) -> Option<Polled> {
-        if std::env::var_os("TASKIE_MEASURE_NO_PIDFD").is_some() {
-            return None;
-        }
         let exit = rustix::process::pidfd_open(
             Pid::from_child(child),
             rustix::process::PidfdFlags::empty(),

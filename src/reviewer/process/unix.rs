@@ -12,7 +12,7 @@ use std::process::{Child, Command, ExitStatus};
 use rustix::process::{Pid, Signal, WaitId, WaitIdOptions};
 
 use super::Spec;
-use crate::reviewer::guardian::{self, Guardian};
+use crate::reviewer::guardian::Guardian;
 
 /// The reviewer's process group, and the guardian leading it if one started.
 pub(super) struct Tree {
@@ -126,14 +126,10 @@ impl Tree {
     }
 
     /// The run is over and its leader reaped: the guardian leaves without touching the
-    /// group (one holding files stays until the hook has answered).
-    pub(super) fn finish(self, spec: &Spec) {
-        match self.guardian {
-            Some(g) if spec.guardian.as_ref().is_some_and(|l| !l.hold.is_empty()) => {
-                guardian::keep(g)
-            }
-            Some(g) => g.dismiss(),
-            None => {}
+    /// group.
+    pub(super) fn finish(self) {
+        if let Some(g) = self.guardian {
+            g.dismiss();
         }
     }
 }

@@ -194,7 +194,7 @@ impl Tree {
 
     /// The run is over: the job's handle closes without killing what the reviewer left
     /// running on purpose, as on Unix (see `run`).
-    pub(super) fn finish(self, _spec: &Spec) {
+    pub(super) fn finish(self) {
         if let Some(job) = &self.job {
             let _ = set_kill_on_close(job, false);
         }

@@ -1,46 +1,36 @@
-//! Opening a file on Unix: the `open` system call through `rustix`, non-blocking (a FIFO
-//! must not make a read wait forever), close-on-exec, and writers with `O_NOFOLLOW`.
+//! Opening a file on Unix: `std`'s `OpenOptions`, non-blocking (a FIFO must not make a
+//! read wait forever), close-on-exec (as `std` always opens), and writers with
+//! `O_NOFOLLOW`. Calling the `open` system call directly through `rustix` saved musl's
+//! extra `fcntl` per open, 4 system calls per stop; measured against this plain version
+//! it did not pay (docs/performance.md, "Each trick against plain code").
 
 use super::Open;
 use std::io;
+use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 
 pub(super) fn open(path: &Path, how: Open) -> io::Result<std::fs::File> {
-    use rustix::fs::{Mode, OFlags};
-    if std::env::var_os("TASKIE_MEASURE_PLAIN_OPEN").is_some() {
-        use std::os::unix::fs::OpenOptionsExt;
-        let mut o = std::fs::OpenOptions::new();
-        let nofollow = match how {
-            Open::Read | Open::Flush => {
-                o.read(true);
-                0
-            }
-            Open::Write => {
-                o.write(true).create(true);
-                libc::O_NOFOLLOW
-            }
-            Open::Append => {
-                o.append(true).create(true);
-                libc::O_NOFOLLOW
-            }
-        };
-        return o.custom_flags(libc::O_NONBLOCK | nofollow).open(path);
-    }
-    let flags = OFlags::NONBLOCK
-        | OFlags::CLOEXEC
-        | match how {
-            Open::Read | Open::Flush => OFlags::RDONLY,
-            Open::Write => OFlags::WRONLY | OFlags::CREATE | OFlags::NOFOLLOW,
-            Open::Append => OFlags::WRONLY | OFlags::APPEND | OFlags::CREATE | OFlags::NOFOLLOW,
-        };
-    // The system call itself (the C library's open adds an fcntl for close-on-exec at
-    // every call), and its error code kept whole to tell a FIFO apart.
-    loop {
-        match rustix::fs::open(path, flags, Mode::from_bits_truncate(0o666)) {
-            Err(rustix::io::Errno::INTR) => continue,
-            other => return other.map(std::fs::File::from).map_err(io::Error::from),
+    let mut options = std::fs::OpenOptions::new();
+    let nofollow = match how {
+        Open::Read | Open::Flush => {
+            options.read(true);
+            0
         }
-    }
+        Open::Write => {
+            options.write(true).create(true);
+            libc::O_NOFOLLOW
+        }
+        Open::Append => {
+            options.append(true).create(true);
+            libc::O_NOFOLLOW
+        }
+    };
+    // `std` retries an open interrupted by a signal, and keeps the error code whole, which
+    // tells a FIFO apart.
+    options
+        .mode(0o666)
+        .custom_flags(libc::O_NONBLOCK | nofollow)
+        .open(path)
 }
 
 /// A FIFO nobody reads refuses a non-blocking writer with ENXIO.

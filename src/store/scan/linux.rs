@@ -94,34 +94,3 @@ impl super::Lister for Dir {
         }
     }
 }
-
-/// Moves the scanning thread off the CPU it runs on, for the length of the scan, and
-/// back to all its CPUs on drop. A just-started helper thread tends to be queued on
-/// its creator's CPU and to wait there, idle CPUs or not, until the creator blocks or
-/// the scheduler rebalances (measured here: a quarter to half of the starts took
-/// 1.5-2 ms instead of 60 µs), which would serialise the scan. Leaving that CPU to the
-/// helpers lets them start at once. Best effort: on any failure nothing moves.
-pub struct StepAside(Option<rustix::thread::CpuSet>);
-
-impl StepAside {
-    pub fn new() -> StepAside {
-        if std::env::var_os("TASKIE_MEASURE_NO_STEP_ASIDE").is_some() {
-            return StepAside(None);
-        }
-        let Ok(all) = rustix::thread::sched_getaffinity(None) else {
-            return StepAside(None);
-        };
-        let mut others = all;
-        others.unset(rustix::thread::sched_getcpu());
-        let moved = others.count() > 0 && rustix::thread::sched_setaffinity(None, &others).is_ok();
-        StepAside(moved.then_some(all))
-    }
-}
-
-impl Drop for StepAside {
-    fn drop(&mut self) {
-        if let Some(all) = &self.0 {
-            let _ = rustix::thread::sched_setaffinity(None, all);
-        }
-    }
-}
