@@ -400,47 +400,31 @@ fn a_session_without_a_heartbeat_is_never_merged_and_its_dependents_are_skipped(
 }
 
 #[test]
-fn a_hard_stopped_task_is_blocked_with_its_branch_kept() {
+fn a_hard_stopped_task_is_blocked_with_its_branch_kept_and_its_dependents_skipped() {
     let state = r#"{"phase":"tasks-review","next_phase":"complete-task","phase_iteration":2,"max_reviews":1,"review_model":"opus","consecutive_clean":0,"current_task":null,"tdd":false}"#;
-    let repo = Repo::with_state(ONE, Some(state));
+    let table = "| Id | Title | Status | Depends |\n|-|-|-|-|\n| 1 | One | pending | |\n| 2 | Two | pending | 1 |\n";
+    let repo = Repo::with_state(table, Some(state));
     repo.reviewer(&Fake::fail());
     let out = repo.run(&["run", "--json"]);
     let report = json_of(&out);
     assert_eq!(out.status.code(), Some(1), "{report}");
+    assert_eq!(report["outcome"], "partial");
     let reason = lane(&report, "1")["reason"].as_str().unwrap().to_string();
     assert!(reason.contains("hard-stopped"), "{reason}");
+    assert_eq!(lane(&report, "2")["state"], "skipped", "{report}");
     assert_eq!(repo.merges_of("1"), 0);
     assert!(
         repo.git(&["branch", "--list", "taskie/p/task-1"])
             .contains("task-1")
     );
-}
-
-#[test]
-fn a_conflict_is_named_and_nothing_of_it_lands() {
-    let repo = Repo::new(TWO);
-    for t in ["1", "2"] {
-        repo.agent_commits(t, 0, "shared.txt", &format!("from-task-{t}"));
-    }
-    let out = repo.run(&["run", "--json"]);
-    let report = json_of(&out);
-    assert_eq!(out.status.code(), Some(1), "{report}");
-    let states: Vec<&str> = ["1", "2"]
-        .iter()
-        .map(|t| lane(&report, t)["state"].as_str().unwrap())
-        .collect();
+    // What is left, and how to go on.
+    let stderr = String::from_utf8_lossy(&out.stderr);
     assert!(
-        states.contains(&"merged") && states.contains(&"conflict"),
-        "{report}"
+        stderr.contains("task 1 is blocked (its review hard-stopped")
+            && stderr.contains("task 2 waits for task 1")
+            && stderr.contains("`taskie run --resume --plan p` retries what is left"),
+        "{stderr}"
     );
-    let conflicted = if states[0] == "conflict" { "1" } else { "2" };
-    assert_eq!(
-        lane(&report, conflicted)["files"],
-        serde_json::json!(["shared.txt"])
-    );
-    let shared = repo.file_on("taskie/p/integration", "shared.txt").unwrap();
-    assert!(!shared.contains("<<<<<<<"), "{shared}");
-    assert_eq!(repo.merges_of(conflicted), 0);
 }
 
 #[test]
@@ -881,4 +865,108 @@ fn an_agent_cell_naming_no_known_cli_is_refused_with_its_line_and_the_fix() {
         "",
         "no run began"
     );
+}
+
+/// Task `t`'s agent writes its own line into shared.txt; asked to resolve a conflict, it
+/// runs `resolution` instead.
+fn conflicting(repo: &Repo, t: &str, resolution: &str) {
+    repo.agent_does(
+        t,
+        &format!(
+            "if printf '%s' \"$prompt\" | grep -q 'resolving a merge conflict'; then {resolution}\n\
+             else echo from-task-{t} > shared.txt; git add shared.txt; git commit -q -m t{t}; fi\n"
+        ),
+    );
+}
+
+/// The task whose merge conflicted in the newest run.
+fn conflicted(repo: &Repo) -> String {
+    let steps = journal_steps(repo);
+    steps
+        .iter()
+        .find(|(s, _)| s == "conflict")
+        .map(|(_, t)| t.clone())
+        .unwrap_or_else(|| panic!("no conflict in {steps:?}"))
+}
+
+#[test]
+fn a_conflict_becomes_a_session_of_its_own_that_is_reviewed_and_merged() {
+    let repo = Repo::new(TWO);
+    for t in ["1", "2"] {
+        conflicting(
+            &repo,
+            t,
+            "printf 'from-task-1\\nfrom-task-2\\n' > shared.txt; git add shared.txt; git commit -q --no-edit",
+        );
+    }
+    let out = repo.run(&["run", "--json"]);
+    let report = json_of(&out);
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{report}\n{stderr}");
+    let task = conflicted(&repo);
+    assert!(
+        stderr.contains(&format!(
+            "task {task}: claude session resolving its conflict started"
+        )),
+        "{stderr}"
+    );
+    for t in ["1", "2"] {
+        assert_eq!(repo.merges_of(t), 1, "task {t}");
+    }
+    let tip = repo.git(&["rev-parse", "taskie/p/integration"]);
+    assert_eq!(
+        repo.file_on(&tip, "shared.txt").as_deref(),
+        Some("from-task-1\nfrom-task-2\n")
+    );
+    // The resolution was reviewed in a review cycle of its own.
+    let steps = journal_steps(&repo);
+    let conflict = position(&steps, "conflict", &task);
+    assert!(
+        steps[conflict..]
+            .iter()
+            .any(|(s, t)| s == "reviewed" && *t == task),
+        "{steps:?}"
+    );
+}
+
+#[test]
+fn a_resolution_that_leaves_markers_or_deletes_a_file_is_blocked_and_nothing_of_it_lands() {
+    for (what, resolution, says) in [
+        (
+            "markers",
+            "git add shared.txt; git commit -q --no-edit",
+            "left conflict markers in shared.txt",
+        ),
+        (
+            "a deletion",
+            "git rm -q shared.txt; git commit -q --no-edit",
+            "deletes shared.txt, which both sides have",
+        ),
+    ] {
+        let repo = Repo::new(TWO);
+        for t in ["1", "2"] {
+            conflicting(&repo, t, resolution);
+        }
+        let out = repo.run(&["run", "--json"]);
+        let report = json_of(&out);
+        assert_eq!(out.status.code(), Some(1), "{what}: {report}");
+        assert_eq!(report["outcome"], "partial", "{what}");
+        let task = conflicted(&repo);
+        let lane = lane(&report, &task);
+        assert_eq!(lane["state"], "blocked", "{what}: {report}");
+        let reason = lane["reason"].as_str().unwrap();
+        assert!(
+            reason.contains("conflict with taskie/p/integration was not resolved")
+                && reason.contains(says),
+            "{what}: {reason}"
+        );
+        assert_eq!(repo.merges_of(&task), 0, "{what}");
+        let shared = repo.file_on("taskie/p/integration", "shared.txt").unwrap();
+        assert!(!shared.contains("<<<<<<<"), "{what}: {shared}");
+        assert!(
+            repo.git(&["branch", "--list", &format!("taskie/p/task-{task}")])
+                .contains("task-"),
+            "{what}: the branch is kept"
+        );
+    }
 }

@@ -22,6 +22,8 @@ struct Live {
     base: String,
     checkout: Vec<String>,
     agent: Client,
+    /// A session resolving the task's conflicts.
+    resolving: bool,
 }
 
 /// The longest the driver waits in place for a usage limit to reset (a night); a later
@@ -43,10 +45,18 @@ fn begin(ctx: &Context, state: &mut RunState, task: &str, agent: Client) -> Resu
     }
     let worktree = ctx.worktree(task);
     let branch = ctx.branch(task);
+    // A task in conflict gets a session that merges the integration tip into its branch
+    // and resolves the conflicts, reviewed like the task (its own review cycle).
+    let (resolve, fresh) = match state.lane(task) {
+        Lane::Conflict { files, .. } => (Some(files.clone()), true),
+        Lane::Running { resolve, .. } => (resolve.clone(), false),
+        _ => (None, false),
+    };
     // A session cut off by a crash keeps its worktree, branch and base: adopted. A task
     // started again (after a pause, or on `--resume`) keeps its branch, cut where it was.
     let base = match state.lane(task) {
         Lane::Running { base, .. } => base.clone(),
+        Lane::Conflict { .. } => state.tip.clone(),
         _ => match ctx.checkout.ref_target(&format!("refs/heads/{branch}")) {
             Some(at) => ctx
                 .checkout
@@ -63,6 +73,7 @@ fn begin(ctx: &Context, state: &mut RunState, task: &str, agent: Client) -> Resu
             worktree: worktree.display().to_string(),
             base: base.clone(),
             agent: Some(agent.name().into()),
+            resolve: resolve.clone(),
         },
     )?;
     if !ctx.checkout.worktrees().contains(&worktree) {
@@ -74,6 +85,13 @@ fn begin(ctx: &Context, state: &mut RunState, task: &str, agent: Client) -> Resu
             .add_worktree(&worktree, &branch, &base)
             .map_err(|e| e.to_string())?;
     }
+    if resolve.is_some() {
+        let gate = ctx.gate(task);
+        if fresh && gate.exists() {
+            gate::set_aside(&gate).map_err(|e| e.to_string())?;
+        }
+        merge::start_resolution(&worktree, &base)?;
+    }
     let number = crate::model::text::decimal(task).unwrap_or_default();
     gate::prepare(ctx, task, &worktree, Due::Code(number), budget::left(ctx))
         .map_err(|e| format!("cannot prepare the gate of task {task}: {e}"))?;
@@ -81,7 +99,39 @@ fn begin(ctx: &Context, state: &mut RunState, task: &str, agent: Client) -> Resu
         base,
         checkout: ctx.checkout.status().unwrap_or_default(),
         agent,
+        resolving: resolve.is_some(),
     }))
+}
+
+/// What a session of `task` came to; a resolution's passed review also needs the merge
+/// it made to be a true one (SPEC §23: never a conflict marker or a deletion landed).
+fn verdict(
+    ctx: &Context,
+    task: &str,
+    agent: Client,
+    base: &str,
+    status: &std::result::Result<i32, String>,
+    outside: &[String],
+    resolving: bool,
+) -> Entry {
+    let entry = judge(ctx, task, agent, base, status, outside);
+    match &entry {
+        Entry::Reviewed { commit, .. } if resolving => {
+            let reviewed = ctx.checkout.ref_target(&ctx.pin(task)).unwrap_or_default();
+            match merge::check_resolution(ctx, base, &reviewed, commit) {
+                None => entry,
+                Some(why) => Entry::Blocked {
+                    task: task.into(),
+                    reason: format!(
+                        "its conflict with {} was not resolved: {why}; the branch {} is kept",
+                        ctx.integration_branch(),
+                        ctx.branch(task)
+                    ),
+                },
+            }
+        }
+        _ => entry,
+    }
 }
 
 /// When each paused task may start again, as an instant of this process's clock: a
@@ -147,8 +197,13 @@ pub fn tasks(ctx: &Context, state: &mut RunState) -> Result<()> {
                 ));
                 return Ok(());
             };
+            let what = if l.resolving {
+                "session resolving its conflict"
+            } else {
+                "session"
+            };
             ctx.say(&format!(
-                "task {task}: {} session started in {} (branch {})",
+                "task {task}: {} {what} started in {} (branch {})",
                 agent.name(),
                 ctx.worktree(task).display(),
                 ctx.branch(task)
@@ -163,14 +218,16 @@ pub fn tasks(ctx: &Context, state: &mut RunState) -> Result<()> {
             Ok(())
         };
         for task in cut_off {
-            let (base, agent) = match state.lane(&task) {
-                l @ Lane::Running { base, .. } => (base.clone(), ctx.agent_of(l)),
+            let (base, agent, resolving) = match state.lane(&task) {
+                l @ Lane::Running { base, resolve, .. } => {
+                    (base.clone(), ctx.agent_of(l), resolve.is_some())
+                }
                 _ => continue,
             };
             // The cut-off session's agent may still be running: stopped first, so what it
             // left is final when judged.
             session::stop_leftover(&ctx.gate(&task));
-            match judge(ctx, &task, agent, &base, &Ok(0), &[]) {
+            match verdict(ctx, &task, agent, &base, &Ok(0), &[], resolving) {
                 e @ Entry::Reviewed { .. } => ctx.record(state, e)?,
                 _ => start(state, &task, agent, &mut live)?,
             }
@@ -191,9 +248,14 @@ pub fn tasks(ctx: &Context, state: &mut RunState) -> Result<()> {
                         short(commit)
                     )),
                     Lane::Conflict { files, .. } => ctx.say(&format!(
-                        "task {task}: conflicts with the integration branch in {}; nothing merged, branch {} kept",
+                        "task {task}: conflicts with the integration branch in {}; nothing merged, branch {} kept{}",
                         files.join(", "),
-                        ctx.branch(&task)
+                        ctx.branch(&task),
+                        if schedule::resolvable(state, &task) {
+                            "; a session resolves it"
+                        } else {
+                            ""
+                        }
                     )),
                     _ => {}
                 }
@@ -252,7 +314,15 @@ pub fn tasks(ctx: &Context, state: &mut RunState) -> Result<()> {
                 continue;
             };
             let outside = changed(&l.checkout, &ctx.checkout.status().unwrap_or_default());
-            let entry = judge(ctx, &ended.task, l.agent, &l.base, &ended.status, &outside);
+            let entry = verdict(
+                ctx,
+                &ended.task,
+                l.agent,
+                &l.base,
+                &ended.status,
+                &outside,
+                l.resolving,
+            );
             match &entry {
                 Entry::Reviewed { task, commit } => {
                     ctx.say(&format!(

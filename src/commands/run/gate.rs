@@ -102,6 +102,20 @@ pub fn prepare(
     link(worktree, &gate)
 }
 
+/// Keeps a gate beside, as `gate-<N>.before-<time>`, so the task's next session starts a
+/// fresh review cycle and the old one stays for the record.
+pub fn set_aside(gate: &Path) -> std::io::Result<()> {
+    let name = gate
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let aside = gate.with_file_name(format!(
+        "{name}.before-{}",
+        crate::clock::now().strftime(crate::clock::COMPACT)
+    ));
+    std::fs::rename(gate, aside)
+}
+
 /// `<worktree>/.taskie` → the gate. Plan files the repository tracks under `.taskie` are
 /// first marked skip-worktree in the worktree's own index, so replacing the directory by
 /// the link changes nothing git would commit.

@@ -87,11 +87,7 @@ pub fn run(inv: &Invocation, opts: &Options, out: &mut dyn Write) -> Result<(), 
             // is kept beside, for the record.
             let gate = ctx.gate(&task);
             if gate.exists() && !paused.contains(&task) {
-                let aside = gate.with_file_name(format!(
-                    "gate-{task}.before-{}",
-                    crate::clock::now().strftime(crate::clock::COMPACT)
-                ));
-                std::fs::rename(&gate, aside)?;
+                crate::commands::run::gate::set_aside(&gate)?;
             }
         }
     }

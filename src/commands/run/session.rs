@@ -120,6 +120,19 @@ fn owed(ctx: &Context, task: &str) -> Option<(String, String)> {
     })
 }
 
+/// The files still in conflict when a merge is under way in the task's worktree (a
+/// session resolving the task's conflict with the integration branch).
+fn conflicts(ctx: &Context, task: &str) -> Option<Vec<String>> {
+    let git = crate::store::git::Git::new(ctx.worktree(task));
+    if task == "all" || !git.succeeds(&["rev-parse", "-q", "--verify", "MERGE_HEAD"]) {
+        return None;
+    }
+    let files = git
+        .run(&["diff", "--name-only", "--diff-filter=U"])
+        .unwrap_or_default();
+    Some(files.lines().map(str::to_string).collect())
+}
+
 /// What the agent is asked to do.
 pub fn prompt(ctx: &Context, task: &str) -> String {
     let plan = format!(".taskie/plans/{}", ctx.plan);
@@ -132,6 +145,23 @@ pub fn prompt(ctx: &Context, task: &str) -> String {
         ),
         None => String::new(),
     };
+    if let Some(files) = conflicts(ctx, task) {
+        return format!(
+            "You are resolving a merge conflict for task {task} of plan '{}' in this directory, a git worktree \
+             `taskie run` made for this task alone. The task's reviewed work could not be merged into the run's \
+             integration branch, so the merge of that branch into this one is under way here.\n{owed}\
+             - It conflicts in: {}. Resolve each conflict keeping both the task's change (see \
+             {plan}/task-{task}.md) and the integration branch's: read both sides. Never delete a file or drop \
+             a side to make the merge pass, and leave no conflict marker.\n\
+             - Then `git add` the files and `git commit --no-edit` to finish the merge. Work only inside this \
+             directory; never switch branches or rewrite history; do not edit {plan}/tasks.md or \
+             {plan}/state.json.\n\
+             - Then stop. Taskie's hook reviews the result; when it hands you a review, do what it asks (fix, \
+             then write the post-review file it names) and stop again, until it lets you stop.\n",
+            ctx.plan,
+            files.join(", ")
+        );
+    }
     if task == "all" {
         return format!(
             "You are finishing plan '{}' in this directory, where `taskie run` merged every task.\n{owed}\

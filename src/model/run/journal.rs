@@ -2,6 +2,7 @@
 //! step, written before the step's side effect, and the run's state as the entries say it.
 
 use serde::{Deserialize, Serialize};
+use std::collections::BTreeMap;
 
 /// How the integration branch reaches the user's branch at the end.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
@@ -40,6 +41,10 @@ pub enum Entry {
         base: String,
         #[serde(default, skip_serializing_if = "Option::is_none")]
         agent: Option<String>,
+        /// A session resolving the task's conflict with the integration tip `base`: the
+        /// files that conflicted (the merge is under way in the worktree).
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        resolve: Option<Vec<String>>,
     },
     /// The task's code review passed on `commit` (pinned under refs/taskie/…).
     Reviewed { task: String, commit: String },
@@ -143,6 +148,9 @@ pub enum Lane {
         base: String,
         #[serde(skip_serializing_if = "Option::is_none")]
         agent: Option<String>,
+        /// Resolving its conflict in these files (see `Entry::Session`).
+        #[serde(skip_serializing_if = "Option::is_none")]
+        resolve: Option<Vec<String>>,
     },
     /// Its code review passed on `commit`; waiting for the merge queue.
     Reviewed {
@@ -227,6 +235,9 @@ pub struct RunState {
     pub final_passed: Option<String>,
     pub landed: Option<String>,
     pub outcome: Option<Outcome>,
+    /// How many sessions resolved each task's conflicts (since its last retry).
+    #[serde(skip_serializing_if = "BTreeMap::is_empty")]
+    pub resolutions: BTreeMap<String, usize>,
 }
 
 impl RunState {
@@ -255,15 +266,22 @@ impl RunState {
                 worktree,
                 base,
                 agent,
-            } => self.set(
-                &task,
-                Lane::Running {
-                    branch,
-                    worktree,
-                    base,
-                    agent,
-                },
-            ),
+                resolve,
+            } => {
+                if resolve.is_some() {
+                    *self.resolutions.entry(task.clone()).or_default() += 1;
+                }
+                self.set(
+                    &task,
+                    Lane::Running {
+                        branch,
+                        worktree,
+                        base,
+                        agent,
+                        resolve,
+                    },
+                )
+            }
             Entry::Reviewed { task, commit } => {
                 let branch = self.branch_of(&task);
                 self.set(&task, Lane::Reviewed { branch, commit })
@@ -285,6 +303,7 @@ impl RunState {
             ),
             Entry::Retry { task } => {
                 self.outcome = None;
+                self.resolutions.remove(&task);
                 self.set(&task, Lane::Waiting)
             }
             Entry::Merge {
@@ -368,6 +387,7 @@ impl RunState {
             final_passed: None,
             landed: None,
             outcome: None,
+            resolutions: BTreeMap::new(),
         };
         for e in &entries[1..] {
             state.apply(e);
@@ -409,6 +429,7 @@ mod tests {
                 worktree: "/w/1".into(),
                 base: "b0".into(),
                 agent: None,
+                resolve: None,
             },
             Entry::Reviewed {
                 task: "1".into(),

@@ -35,6 +35,21 @@ pub struct Vendors<'a> {
     pub paused: &'a [Client],
 }
 
+/// How many sessions may try to resolve one task's conflicts with the integration
+/// branch before the conflict stops the task (each is reviewed like the task itself).
+pub const RESOLUTIONS: usize = 2;
+
+/// A task in conflict that a session may still resolve.
+pub fn resolvable(state: &RunState, id: &str) -> bool {
+    matches!(state.lane(id), Lane::Conflict { .. })
+        && state.resolutions.get(id).copied().unwrap_or(0) < RESOLUTIONS
+}
+
+/// A task that may start a session: not started, or in conflict and resolvable.
+fn startable(state: &RunState, id: &str) -> bool {
+    *state.lane(id) == Lane::Waiting || resolvable(state, id)
+}
+
 fn merged(tasks: &[Task], state: &RunState, id: &str) -> bool {
     tasks.iter().any(|t| t.id == id && t.finished) || matches!(state.lane(id), Lane::Merged { .. })
 }
@@ -56,7 +71,7 @@ pub fn to_start(
     let mut out = Vec::new();
     for t in tasks
         .iter()
-        .filter(|t| !t.finished && *state.lane(&t.id) == Lane::Waiting)
+        .filter(|t| !t.finished && startable(state, &t.id))
         .filter(|t| t.depends.iter().all(|d| merged(tasks, state, d)))
     {
         if live.len() >= jobs.max(1) {
@@ -80,13 +95,12 @@ pub fn to_start(
 }
 
 /// Waiting tasks that can never start because a dependency (directly or not) was
-/// blocked, conflicted or skipped: each with the dependency that stops it.
+/// blocked, skipped, or in a conflict no session may resolve any more: each with the
+/// dependency that stops it.
 pub fn to_skip(tasks: &[Task], state: &RunState) -> Vec<(String, String)> {
     let dead = |id: &str| {
-        matches!(
-            state.lane(id),
-            Lane::Blocked { .. } | Lane::Conflict { .. } | Lane::Skipped { .. }
-        )
+        matches!(state.lane(id), Lane::Blocked { .. } | Lane::Skipped { .. })
+            || (matches!(state.lane(id), Lane::Conflict { .. }) && !resolvable(state, id))
     };
     tasks
         .iter()
@@ -169,6 +183,7 @@ mod tests {
             worktree: format!("w{t}"),
             base: "b".into(),
             agent: None,
+            resolve: None,
         }
     }
 
@@ -274,6 +289,38 @@ mod tests {
             started[0],
             ("2".to_string(), Codex),
             "task 1 waits for claude"
+        );
+    }
+
+    #[test]
+    fn a_conflict_is_resolved_by_at_most_two_sessions_then_its_dependents_are_skipped() {
+        let tasks = [task("1", &[]), task("2", &["1"])];
+        let conflict = Entry::Conflict {
+            task: "1".into(),
+            files: vec!["f".into()],
+        };
+        let resolving = Entry::Session {
+            task: "1".into(),
+            branch: "b1".into(),
+            worktree: "w1".into(),
+            base: "t".into(),
+            agent: None,
+            resolve: Some(vec!["f".into()]),
+        };
+        let mut s = state(&[session("1"), conflict.clone()]);
+        assert_eq!(ids(&tasks, &s, 0, 2), ["1"], "a session resolves it");
+        assert!(to_skip(&tasks, &s).is_empty());
+        for _ in 0..RESOLUTIONS {
+            s.apply(&resolving);
+            s.apply(&conflict);
+        }
+        assert!(ids(&tasks, &s, 0, 2).is_empty(), "no third resolution");
+        assert_eq!(to_skip(&tasks, &s), [("2".to_string(), "1".to_string())]);
+        s.apply(&Entry::Retry { task: "1".into() });
+        assert_eq!(
+            s.resolutions.get("1"),
+            None,
+            "a retry starts the count again"
         );
     }
 }

@@ -24,6 +24,11 @@ pub fn lines(state: &RunState) -> Vec<String> {
     for (task, lane) in &state.lanes {
         let what = match lane {
             Lane::Waiting => "waiting".to_string(),
+            Lane::Running {
+                branch,
+                resolve: Some(files),
+                ..
+            } => format!("resolving its conflict in {} on {branch}", files.join(", ")),
             Lane::Running { branch, .. } => format!("running on {branch}"),
             Lane::Reviewed { commit, .. } => {
                 format!("reviewed on {}, waiting to merge", short(commit))
