@@ -98,15 +98,9 @@ pub fn parse(content: &str) -> Result<Vec<TaskRow>, TasksError> {
     }
 
     let header = cells(rows[0]);
-    let find = |pred: fn(&str) -> bool| {
-        header
-            .iter()
-            .position(|c| pred(&strip_decoration(c).to_lowercase()))
-    };
-    let id_col = find(|h| h == "id" || h == "#").unwrap_or(0);
-    let status_col = find(|h| h == "status").unwrap_or(1);
+    let (id_col, status_col) = id_and_status(&header);
     // The task's name: a column headed like one, else the first other column.
-    let title_col = find(|h| TITLE_HEADERS.contains(&h))
+    let title_col = column(&header, |h| TITLE_HEADERS.contains(&h))
         .or_else(|| (0..header.len()).find(|i| *i != id_col && *i != status_col));
 
     // Row 2 is the separator; later separator-looking (or all-blank) rows are layout, not tasks.
@@ -141,14 +135,7 @@ pub fn with_status(content: &str, ids: &[String], status: &str) -> String {
     else {
         return content.to_string();
     };
-    let header = cells(header.trim_start_matches('\u{feff}'));
-    let find = |pred: fn(&str) -> bool| {
-        header
-            .iter()
-            .position(|c| pred(&strip_decoration(c).to_lowercase()))
-    };
-    let id_col = find(|h| h == "id" || h == "#").unwrap_or(0);
-    let status_col = find(|h| h == "status").unwrap_or(1);
+    let (id_col, status_col) = id_and_status(&cells(header.trim_start_matches('\u{feff}')));
     let mut out = String::with_capacity(content.len());
     let mut rows_seen = 0;
     for line in content.split_inclusive('\n') {
@@ -179,6 +166,21 @@ pub fn with_status(content: &str, ids: &[String], status: &str) -> String {
         out.push_str(ending);
     }
     out
+}
+
+/// The first column whose header (without case or emphasis) `pred` accepts.
+fn column(header: &[&str], pred: fn(&str) -> bool) -> Option<usize> {
+    header
+        .iter()
+        .position(|c| pred(&strip_decoration(c).to_lowercase()))
+}
+
+/// The Id column (else the first) and the Status column (else the second) of a header.
+fn id_and_status(header: &[&str]) -> (usize, usize) {
+    (
+        column(header, |h| h == "id" || h == "#").unwrap_or(0),
+        column(header, |h| h == "status").unwrap_or(1),
+    )
 }
 
 /// Two spellings of one id (`01`, `**1**`) are one task.
