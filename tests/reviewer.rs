@@ -30,7 +30,8 @@ fn the_reviewer_gets_exactly_the_documented_arguments_environment_and_directory(
             // Its file-editing tools are scoped to its review file (SPEC §8).
             "--allowedTools=Bash,Read,Grep,Glob,Edit(.taskie/plans/p/plan-review-1.md)",
             "--settings",
-            r#"{"disableAllHooks":true}"#,
+            // No hooks; Claude Code's sandbox around its shell commands (SPEC §8).
+            r#"{"disableAllHooks":true,"sandbox":{"enabled":true,"failIfUnavailable":false,"allowUnsandboxedCommands":false,"filesystem":{"allowWrite":["/tmp"]}}}"#,
         ]
     );
     assert_eq!(args.len(), 10, "the prompt is not an argument");

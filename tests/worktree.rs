@@ -170,3 +170,153 @@ fn a_panel_whose_claude_member_changes_a_tracked_file_is_void_as_a_whole() {
         (&json!(true), &json!("reviewer-failed"))
     );
 }
+
+/// The start commit of [`repo`]'s project.
+fn head(p: &Project) -> String {
+    let out = Command::new("git")
+        .args(["rev-parse", "HEAD"])
+        .current_dir(p.root())
+        .output()
+        .expect("git runs");
+    String::from_utf8(out.stdout).unwrap().trim().to_string()
+}
+
+#[test]
+fn a_reviewer_that_commits_without_changing_a_file_has_its_verdict_voided_and_the_moved_head_named()
+{
+    let p = repo(Project::new().plan("p").state(due("plan-review"))).reviewer(&Fake::pass().extra(
+        "git -c user.name=r -c user.email=r@example.com commit -q -m 'by the reviewer' notes.md",
+    ));
+    let start = head(&p);
+    let run = p.stop();
+    let message = run.message();
+    assert!(!run.is_block(), "{}", run.stdout);
+    let now = head(&p);
+    assert_ne!(
+        start, now,
+        "the reviewer's commit is kept: nothing is reverted"
+    );
+    assert!(
+        message.contains("HEAD moved from ") && message.contains(&start[..8]),
+        "{message}"
+    );
+    assert!(
+        message.contains(&format!("git log {start}..{now}")),
+        "{message}"
+    );
+    assert!(message.contains("its verdict does not count"), "{message}");
+    assert_eq!(read(&p, "notes.md"), "one\ntwo\n", "no file changed");
+    let s = p.state_json();
+    assert_eq!(
+        (&s["review_failures"], &s["consecutive_clean"]),
+        (&json!(1), &json!(0)),
+        "counted as a failed attempt, never as clean"
+    );
+    let e = p.last_event();
+    assert_eq!(e["path"], "reviewer-failed");
+    assert_eq!(e["worktree"]["voided"], true);
+    assert_eq!(e["worktree"]["head"]["before"]["commit"], json!(start));
+    assert_eq!(e["worktree"]["head"]["after"]["commit"], json!(now));
+    assert!(
+        p.read("plan-review-1.md")
+            .starts_with("> Worktree: Changed while this review ran: HEAD moved from "),
+        "{}",
+        p.read("plan-review-1.md")
+    );
+}
+
+#[test]
+fn a_reviewer_that_stages_an_untracked_file_has_its_verdict_voided_and_the_index_named() {
+    let p = repo(Project::new().plan("p").state(due("plan-review")))
+        .reviewer(&Fake::pass().extra("git add draft.txt"));
+    std::fs::write(p.root().join("draft.txt"), "the agent's new file\n").unwrap();
+    let run = p.stop();
+    let message = run.message();
+    assert!(!run.is_block(), "{}", run.stdout);
+    assert!(
+        message.contains("the index changed for draft.txt"),
+        "{message}"
+    );
+    assert!(message.contains("its verdict does not count"), "{message}");
+    let e = p.last_event();
+    assert_eq!(e["path"], "reviewer-failed");
+    assert_eq!(
+        (&e["worktree"]["voided"], &e["worktree"]["staged"]),
+        (&json!(true), &json!(["draft.txt"]))
+    );
+    assert!(
+        e["worktree"].get("head").is_none(),
+        "HEAD did not move: {e}"
+    );
+    assert_eq!(p.state_json()["consecutive_clean"], json!(0));
+}
+
+#[test]
+fn a_reviewer_whose_cli_ran_without_its_sandbox_keeps_its_verdict_and_the_review_says_so() {
+    let p = repo(Project::new().plan("p").state(due("plan-review"))).reviewer(&Fake::fail().extra(
+        "echo '⚠ Sandbox disabled: sandbox is enabled but dependencies are missing: bubblewrap (bwrap) not installed' >&2",
+    ));
+    let reason = p.stop().reason();
+    assert!(
+        reason.contains("Verdict: FAIL"),
+        "the verdict stands: {reason}"
+    );
+    let e = p.last_event();
+    assert_eq!(
+        e["worktree"],
+        json!({"unsandboxed": "sandbox is enabled but dependencies are missing: bubblewrap (bwrap) not installed"})
+    );
+    let review = p.read("plan-review-1.md");
+    assert!(
+        review.contains(
+            "\n> Sandbox: the reviewer's shell commands ran without Claude Code's sandbox \
+             (sandbox is enabled but dependencies are missing: bubblewrap (bwrap) not installed)"
+        ),
+        "{review}"
+    );
+}
+
+/// A `bwrap` that cannot create its namespaces (a container without user namespaces)
+/// would make Claude Code fail every command of the reviewer: the hook tries it first,
+/// and then asks for no sandbox and says why.
+#[cfg(target_os = "linux")]
+#[test]
+fn where_bubblewrap_cannot_start_the_reviewer_runs_without_the_sandbox_and_the_review_says_why() {
+    let bin = tempfile::tempdir().unwrap();
+    let bwrap = bin.path().join("bwrap");
+    std::fs::write(
+        &bwrap,
+        "#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&bwrap, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!(
+        "{}:{}",
+        bin.path().display(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let p = repo(Project::new().plan("p").state(due("plan-review")))
+        .reviewer(&Fake::fail())
+        .env("PATH", &path);
+    let reason = p.stop().reason();
+    assert!(
+        reason.contains("Verdict: FAIL"),
+        "the verdict stands: {reason}"
+    );
+    let settings = p
+        .reviewer_args()
+        .into_iter()
+        .skip_while(|a| a != "--settings")
+        .nth(1)
+        .expect("--settings");
+    let settings: serde_json::Value = serde_json::from_str(&settings).unwrap();
+    assert_eq!(settings["sandbox"]["enabled"], false, "{settings}");
+    assert_eq!(
+        p.last_event()["worktree"]["unsandboxed"],
+        json!(
+            "bubblewrap cannot start a sandbox here: bwrap: No permissions to create new namespace"
+        )
+    );
+    assert!(p.read("plan-review-1.md").contains("\n> Sandbox: "));
+}

@@ -182,7 +182,7 @@ pub fn unanswered(post: &Option<String>, ids: &[String]) -> String {
 /// what that means for the verdict, and what the agent should check. `None` when nothing
 /// changed. Nothing is reverted: another session may be working in the same checkout.
 pub fn worktree(report: &crate::model::worktree::Report) -> Option<String> {
-    if report.changed.is_empty() {
+    if !report.found_something() {
         return None;
     }
     let diff = report
@@ -191,10 +191,17 @@ pub fn worktree(report: &crate::model::worktree::Report) -> Option<String> {
         .map(|d| format!(" (diff: {d})"))
         .unwrap_or_default();
     Some(if report.voided {
+        let head = report
+            .head
+            .as_ref()
+            .and_then(|m| Some((m.before.commit.as_deref()?, m.after.commit.as_deref()?)))
+            .map(|(b, a)| format!(" (`git log {b}..{a}` shows the commits)"))
+            .unwrap_or_default();
         format!(
-            "While the review ran, files of the project changed: {}{diff}. A change to a file git \
-             tracks voids the review: its verdict is not counted. Nothing was reverted: check each change, keep or undo it, then stop again.",
-            report.files()
+            "While the review ran, the project changed in git: {}{diff}{head}. A commit, a staged \
+             change or a change to a file git tracks voids the review: its verdict is not counted. \
+             Nothing was reverted: check each change, keep or undo it, then stop again.",
+            report.what()
         )
     } else {
         format!(

@@ -1,6 +1,7 @@
-//! Whether a reviewer changed the work it reviewed (SPEC §8): the project's files as git
-//! listed them before and after a review, compared, and what the comparison means for
-//! the verdict. Pure: `reviewer/worktree_check.rs` asks git and reads the files.
+//! Whether a reviewer changed the work it reviewed (SPEC §8): the project's files, git's
+//! HEAD and its index as git listed them before and after a review, compared, and what the
+//! comparison means for the verdict. Pure: `reviewer/worktree_check.rs` asks git and reads
+//! the files.
 
 use serde::Serialize;
 
@@ -12,6 +13,46 @@ pub struct Seen {
     pub path: String,
     pub tracked: bool,
     pub fingerprint: Option<u64>,
+}
+
+/// Where HEAD pointed: its branch (`None`: detached) and its commit (`None`: none yet).
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize)]
+pub struct Head {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub branch: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub commit: Option<String>,
+}
+
+impl Head {
+    /// `main at 1a2b3c4d`, `a detached HEAD at 1a2b3c4d`, `main (no commit yet)`.
+    pub fn words(&self) -> String {
+        let commit = match &self.commit {
+            Some(c) => format!(" at {}", &c[..c.len().min(8)]),
+            None => " (no commit yet)".to_string(),
+        };
+        match &self.branch {
+            Some(b) => format!("{}{commit}", b.strip_prefix("refs/heads/").unwrap_or(b)),
+            None => format!("a detached HEAD{commit}"),
+        }
+    }
+}
+
+/// Git's side of the project around a review: HEAD, and the index entries that differ
+/// from HEAD's (path and a fingerprint of mode, object and stage), in path order. A
+/// commit moves HEAD; `git add` or `git rm --cached` changes an entry; neither has to
+/// change a file.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Git {
+    pub head: Head,
+    pub staged: Vec<(String, u64)>,
+}
+
+/// HEAD before and after a review that moved it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct Moved {
+    pub before: Head,
+    pub after: Head,
 }
 
 /// What happened to a file.
@@ -42,6 +83,16 @@ pub struct Report {
     /// A tracked file changed: the verdict does not count (SPEC §22: unavailable).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub voided: bool,
+    /// HEAD moved (a commit, a reset, a checkout): the verdict does not count.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub head: Option<Moved>,
+    /// Paths whose index entry changed (staged or unstaged): the verdict does not count.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub staged: Vec<String>,
+    /// Why the reviewer's shell commands ran without the host's sandbox, when the host
+    /// has one (Claude Code) and it could not start. The verdict stands.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub unsandboxed: Option<String>,
     /// The changes' diff, relative to the project.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub diff: Option<String>,
@@ -69,9 +120,66 @@ impl Report {
         }
     }
 
-    /// Worth telling: something changed, or the check was skipped.
+    /// Adds what changed in git itself between `before` and `after`: a moved HEAD or a
+    /// changed index entry voids the verdict like a changed tracked file.
+    pub fn with_git(mut self, before: &Git, after: &Git) -> Report {
+        if before.head != after.head {
+            self.head = Some(Moved {
+                before: before.head.clone(),
+                after: after.head.clone(),
+            });
+        }
+        let entry =
+            |git: &Git, path: &str| git.staged.iter().find(|(p, _)| p == path).map(|(_, f)| *f);
+        let mut staged: Vec<String> = before
+            .staged
+            .iter()
+            .chain(&after.staged)
+            .map(|(p, _)| p)
+            .filter(|p| entry(before, p) != entry(after, p))
+            .cloned()
+            .collect();
+        staged.sort();
+        staged.dedup();
+        self.staged = staged;
+        self.voided |= self.head.is_some() || !self.staged.is_empty();
+        self
+    }
+
+    /// Something of git's changed: files, HEAD or the index.
+    pub fn found_something(&self) -> bool {
+        !self.changed.is_empty() || self.head.is_some() || !self.staged.is_empty()
+    }
+
+    /// Worth telling: something changed, the check was skipped, or the reviewer's
+    /// commands ran without the sandbox.
     pub fn says_something(&self) -> bool {
-        !self.changed.is_empty() || self.skipped.is_some()
+        self.found_something() || self.skipped.is_some() || self.unsandboxed.is_some()
+    }
+
+    /// Everything that changed, in words: the moved HEAD, the changed index entries,
+    /// then the files ([`Report::files`]).
+    pub fn what(&self) -> String {
+        let mut parts = Vec::new();
+        if let Some(m) = &self.head {
+            parts.push(format!(
+                "HEAD moved from {} to {}",
+                m.before.words(),
+                m.after.words()
+            ));
+        }
+        if !self.staged.is_empty() {
+            let mut names: Vec<&str> = self.staged.iter().take(NAMED).map(String::as_str).collect();
+            let more = format!("and {} more", self.staged.len().saturating_sub(NAMED));
+            if self.staged.len() > NAMED {
+                names.push(&more);
+            }
+            parts.push(format!("the index changed for {}", names.join(", ")));
+        }
+        if !self.changed.is_empty() {
+            parts.push(self.files());
+        }
+        parts.join("; ")
     }
 
     /// The changed files in words, at most [`NAMED`] of them:
@@ -96,27 +204,38 @@ impl Report {
     /// Why the verdict does not count, for the failure reason.
     pub fn void_reason(&self) -> String {
         format!(
-            "changed files git tracks while it reviewed them, so its verdict does not count: {}",
-            self.files()
+            "changed what git tracks while it reviewed it, so its verdict does not count: {}",
+            self.what()
         )
     }
 
-    /// The review file's header line, without the leading `> `.
-    pub fn header(&self) -> String {
-        let diff = self
-            .diff
-            .as_deref()
-            .map(|d| format!(" Diff: {d}."))
-            .unwrap_or_default();
-        let meaning = if self.voided {
-            "A change to a tracked file voids this review: its verdict is not counted."
-        } else {
-            "Only untracked files changed (build or test outputs?): the verdict stands."
-        };
-        format!(
-            "Changed while this review ran: {}. {meaning}{diff} Nothing was reverted.",
-            self.files()
-        )
+    /// The review file's header lines, each without its leading `> `: what changed, and
+    /// the sandbox the reviewer's commands ran without.
+    pub fn header(&self) -> Vec<String> {
+        let mut lines = Vec::new();
+        if self.found_something() {
+            let diff = self
+                .diff
+                .as_deref()
+                .map(|d| format!(" Diff: {d}."))
+                .unwrap_or_default();
+            let meaning = if self.voided {
+                "A commit, a staged change or a change to a tracked file voids this review: its verdict is not counted."
+            } else {
+                "Only untracked files changed (build or test outputs?): the verdict stands."
+            };
+            lines.push(format!(
+                "Worktree: Changed while this review ran: {}. {meaning}{diff} Nothing was reverted.",
+                self.what()
+            ));
+        }
+        if let Some(why) = &self.unsandboxed {
+            lines.push(format!(
+                "Sandbox: the reviewer's shell commands ran without Claude Code's sandbox ({why}); \
+                 the check of the project's files, HEAD and index before and after still applied."
+            ));
+        }
+        lines
     }
 }
 
@@ -188,14 +307,22 @@ mod tests {
             "clean.rs (tracked, modified), dirty.rs (tracked, modified), gone.rs (tracked, deleted), \
              new.log (untracked, added), old.log (untracked, deleted)"
         );
-        assert!(r.header().contains("voids this review"), "{}", r.header());
+        assert!(
+            r.header()[0].contains("voids this review"),
+            "{:?}",
+            r.header()
+        );
     }
 
     #[test]
     fn untracked_outputs_alone_are_reported_and_the_verdict_stands() {
         let r = Report::of(&[], &[seen("target/out.txt", false, Some(1))]);
         assert!(!r.voided && r.says_something());
-        assert!(r.header().contains("the verdict stands"), "{}", r.header());
+        assert!(
+            r.header()[0].contains("the verdict stands"),
+            "{:?}",
+            r.header()
+        );
         let quiet = Report::of(&[seen("a", true, Some(1))], &[seen("a", true, Some(1))]);
         assert!(!quiet.says_something() && !quiet.voided);
     }
@@ -208,6 +335,62 @@ mod tests {
         let r = Report::of(&[], &after);
         assert!(r.files().ends_with(", and 15 more"), "{}", r.files());
         assert_eq!(r.changed.len(), 25);
+    }
+
+    fn git(branch: &str, commit: &str, staged: &[(&str, u64)]) -> Git {
+        Git {
+            head: Head {
+                branch: Some(format!("refs/heads/{branch}")),
+                commit: Some(commit.into()),
+            },
+            staged: staged.iter().map(|(p, f)| (p.to_string(), *f)).collect(),
+        }
+    }
+
+    #[test]
+    fn a_moved_head_voids_the_verdict_and_names_both_commits() {
+        let r = Report::of(&[], &[]).with_git(
+            &git("main", "1a2b3c4d5e6f", &[]),
+            &git("main", "9f8e7d6c5b4a", &[]),
+        );
+        assert!(r.voided && r.found_something());
+        assert_eq!(
+            r.what(),
+            "HEAD moved from main at 1a2b3c4d to main at 9f8e7d6c"
+        );
+        assert!(
+            r.void_reason()
+                .contains("its verdict does not count: HEAD moved")
+        );
+    }
+
+    #[test]
+    fn a_changed_index_entry_voids_the_verdict_and_an_unchanged_one_does_not() {
+        let before = git("main", "c1", &[("kept.rs", 1), ("unstaged.rs", 2)]);
+        let after = git("main", "c1", &[("kept.rs", 1), ("new.txt", 3)]);
+        let r = Report::of(&[], &[]).with_git(&before, &after);
+        assert!(r.voided);
+        assert_eq!(r.staged, ["new.txt", "unstaged.rs"]);
+        assert_eq!(r.what(), "the index changed for new.txt, unstaged.rs");
+        let same = Report::of(&[], &[]).with_git(&before, &before);
+        assert!(!same.voided && !same.found_something());
+    }
+
+    #[test]
+    fn a_reviewer_without_its_sandbox_is_said_in_the_header_and_the_verdict_stands() {
+        let r = Report {
+            unsandboxed: Some("bubblewrap (bwrap) not installed".into()),
+            ..Report::default()
+        };
+        assert!(r.says_something() && !r.found_something() && !r.voided);
+        assert_eq!(
+            r.header(),
+            [
+                "Sandbox: the reviewer's shell commands ran without Claude Code's sandbox \
+              (bubblewrap (bwrap) not installed); the check of the project's files, HEAD and \
+              index before and after still applied."
+            ]
+        );
     }
 
     #[test]

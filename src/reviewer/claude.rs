@@ -11,6 +11,7 @@ use crate::reviewer::log;
 use crate::reviewer::process::{self, Captured, Ending};
 use crate::reviewer::prompt;
 use crate::reviewer::result::{self, CliResult};
+use crate::reviewer::sandbox;
 use crate::store::atomic;
 use crate::store::diagnostics;
 use std::ffi::OsString;
@@ -28,12 +29,39 @@ pub fn allowed_tools(review_rel: &str) -> String {
     format!("--allowedTools=Bash,Read,Grep,Glob,Edit({review_rel})")
 }
 
+/// The reviewer's `--settings`: no hooks (a reviewer never re-enters Taskie's), and,
+/// when `sandbox` is on, Claude Code's sandbox around every Bash command. Sandboxed
+/// commands may write the project (the git check after the review sees what they
+/// changed) and `/tmp`, where builds and tests put their files; nothing else. No way out:
+/// `allowUnsandboxedCommands: false` makes the CLI ignore a command's request to run
+/// unsandboxed, and a sandbox that cannot start is no error (`failIfUnavailable: false`):
+/// the CLI then says so on stderr and the review says it too ([`sandbox::cli_warning`]).
+pub fn settings(sandbox: bool) -> String {
+    serde_json::json!({
+        "disableAllHooks": true,
+        "sandbox": {
+            "enabled": sandbox,
+            "failIfUnavailable": false,
+            "allowUnsandboxedCommands": false,
+            "filesystem": {"allowWrite": ["/tmp"]},
+        },
+    })
+    .to_string()
+}
+
 /// The exact arguments of SPEC §8, for a reviewer writing `review_rel`, with
-/// `--max-budget-usd` when the plan has a budget (SPEC §18). The prompt goes on stdin:
-/// `--print` without a prompt argument reads it there.
-pub fn args_with_budget(model: &str, budget: Option<f64>, review_rel: &str) -> Vec<OsString> {
+/// `--max-budget-usd` when the plan has a budget (SPEC §18), and Claude Code's sandbox as
+/// `sandbox` says. The prompt goes on stdin: `--print` without a prompt argument reads it
+/// there.
+pub fn args_with_budget(
+    model: &str,
+    budget: Option<f64>,
+    review_rel: &str,
+    sandbox: bool,
+) -> Vec<OsString> {
     let schema = result::answer_schema(false);
     let tools = allowed_tools(review_rel);
+    let settings = settings(sandbox);
     let budget = budget.map(spend::dollars);
     let budget_args = budget
         .as_deref()
@@ -50,7 +78,7 @@ pub fn args_with_budget(model: &str, budget: Option<f64>, review_rel: &str) -> V
         schema.as_str(),
         tools.as_str(),
         "--settings",
-        r#"{"disableAllHooks":true}"#,
+        settings.as_str(),
     ];
     head.into_iter()
         .chain(budget_args)
@@ -78,9 +106,15 @@ pub fn budget(due: &Due) -> Option<f64> {
 pub fn attempt(job: &kinds::Job, review_path: &Path, review_rel: &str) -> kinds::Attempt {
     let (project, f, due, config) = (job.project, job.f, job.due, job.config);
     let prompt = prompt::build(&project.root, f, due, prompt::Delivery::File(review_rel));
+    let sandboxed = sandbox::choice();
     let spec = job.spec(
         &config.program,
-        args_with_budget(&job.reviewer.model, job.budget, review_rel),
+        args_with_budget(
+            &job.reviewer.model,
+            job.budget,
+            review_rel,
+            sandboxed.enabled,
+        ),
         &prompt,
     );
     job.start();
@@ -88,6 +122,10 @@ pub fn attempt(job: &kinds::Job, review_path: &Path, review_rel: &str) -> kinds:
     log::write(job.log, &spec, &prompt, &outcome);
     let mut attempt = job.attempt(outcome.as_ref().ok());
     attempt.spend = spend(outcome.as_ref().ok());
+    attempt.unsandboxed = sandboxed.unavailable.clone().or_else(|| {
+        let out = outcome.as_ref().ok()?;
+        sandbox::cli_warning(&out.stderr)
+    });
     attempt.result = said(job, &spec, outcome, review_path);
     attempt
 }
@@ -257,11 +295,11 @@ mod tests {
 
     #[test]
     fn a_budget_adds_max_budget_usd_at_the_end() {
-        let a: Vec<String> = args_with_budget("opus", Some(0.75000000001), "r.md")
+        let a: Vec<String> = args_with_budget("opus", Some(0.75000000001), "r.md", true)
             .into_iter()
             .map(|s| s.into_string().unwrap())
             .collect();
-        let plain: Vec<String> = args_with_budget("opus", None, "r.md")
+        let plain: Vec<String> = args_with_budget("opus", None, "r.md", true)
             .into_iter()
             .map(|s| s.into_string().unwrap())
             .collect();
@@ -271,10 +309,11 @@ mod tests {
 
     #[test]
     fn arguments_are_exactly_the_documented_ones() {
-        let a: Vec<String> = args_with_budget("opus", None, ".taskie/plans/p/plan-review-1.md")
-            .into_iter()
-            .map(|s| s.into_string().unwrap())
-            .collect();
+        let a: Vec<String> =
+            args_with_budget("opus", None, ".taskie/plans/p/plan-review-1.md", true)
+                .into_iter()
+                .map(|s| s.into_string().unwrap())
+                .collect();
         assert_eq!(
             a,
             [
@@ -288,8 +327,15 @@ mod tests {
                 // No bare Edit or Write: only the review file may be edited.
                 "--allowedTools=Bash,Read,Grep,Glob,Edit(.taskie/plans/p/plan-review-1.md)",
                 "--settings",
-                r#"{"disableAllHooks":true}"#,
+                r#"{"disableAllHooks":true,"sandbox":{"enabled":true,"failIfUnavailable":false,"allowUnsandboxedCommands":false,"filesystem":{"allowWrite":["/tmp"]}}}"#,
             ]
         );
+    }
+
+    #[test]
+    fn without_a_working_sandbox_the_settings_ask_for_none() {
+        let off: serde_json::Value = serde_json::from_str(&settings(false)).unwrap();
+        assert_eq!(off["sandbox"]["enabled"], false);
+        assert_eq!(off["disableAllHooks"], true);
     }
 }

@@ -130,6 +130,7 @@ impl Job<'_> {
                 ..Spend::default()
             },
             result: Err(Failure::new(ReviewerError::NoReview, None)),
+            unsandboxed: None,
         }
     }
 
@@ -175,6 +176,8 @@ pub struct Run {
     pub spend: Spend,
     /// A panel's members one by one; empty for a single reviewer.
     pub panel: Vec<Member>,
+    /// Why a claude reviewer's shell commands ran without Claude Code's sandbox.
+    pub unsandboxed: Option<String>,
 }
 
 /// How one reviewer run ended.
@@ -187,6 +190,8 @@ pub struct Attempt {
     pub started: bool,
     pub spend: Spend,
     pub result: Result<Said, Failure>,
+    /// Why its shell commands ran without the host's sandbox (claude only).
+    pub unsandboxed: Option<String>,
 }
 
 /// A review: its text (as the review file holds it), its verdict and its findings (the

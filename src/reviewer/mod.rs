@@ -24,6 +24,7 @@ pub(crate) mod panel;
 pub(crate) mod process;
 pub mod prompt;
 pub mod result;
+pub mod sandbox;
 pub mod worktree_check;
 
 pub use config::{Config, program_var};
@@ -76,14 +77,17 @@ pub fn review(
         "worktree-{}-{}-{}-{}.diff",
         f.plan, due.review, due.iteration, run.stamp
     ));
-    let report = worktree_check::compare(project, before, &diff);
-    if report.changed.is_empty() {
+    let mut report = worktree_check::compare(project, before, &diff);
+    report.unsandboxed = done.unsandboxed.take();
+    let header = report.header();
+    if header.is_empty() {
         return (done, report);
     }
     let review_path = project.plan_dir(f.plan).join(&due.review_file);
     if review_path.exists() {
         let body = log::read_bounded(&review_path).unwrap_or_default();
-        let text = format!("> Worktree: {}\n\n{body}", report.header());
+        let lines: String = header.iter().map(|l| format!("> {l}\n")).collect();
+        let text = format!("{lines}\n{body}");
         if let Err(e) = atomic::replace(&review_path, text.as_bytes()) {
             eprintln!("taskie-hook: could not write the review file's header: {e}");
         }
@@ -132,6 +136,7 @@ fn review_once(project: &Project, f: &Facts, due: &Due, config: &Config, run: &S
             reviews: 0,
             spend: Spend::default(),
             panel: Vec::new(),
+            unsandboxed: None,
         };
     };
     let review_rel = f.rel(&due.review_file);
@@ -141,6 +146,7 @@ fn review_once(project: &Project, f: &Facts, due: &Due, config: &Config, run: &S
     let mut unavailable: Vec<(Reviewer, kinds::Failure, String)> = Vec::new();
     let mut spend = Spend::default();
     let mut processes = 0;
+    let mut unsandboxed = None;
     for (i, reviewer) in order.iter().enumerate() {
         let log = if i == 0 {
             run.log.clone()
@@ -170,6 +176,7 @@ fn review_once(project: &Project, f: &Facts, due: &Due, config: &Config, run: &S
             Kind::Gemini => gemini::attempt(&job),
         };
         processes += u64::from(attempt.started);
+        unsandboxed = unsandboxed.or(attempt.unsandboxed);
         let ms = spend.reviewer_ms.unwrap_or(0) + attempt.spend.reviewer_ms.unwrap_or(0);
         spend = spend.alongside(&attempt.spend);
         spend.reviewer_ms = (ms > 0).then_some(ms);
@@ -218,6 +225,7 @@ fn review_once(project: &Project, f: &Facts, due: &Due, config: &Config, run: &S
             reviews,
             spend,
             panel: Vec::new(),
+            unsandboxed,
         };
     }
     Run {
@@ -226,6 +234,7 @@ fn review_once(project: &Project, f: &Facts, due: &Due, config: &Config, run: &S
         reviews: 0,
         spend,
         panel: Vec::new(),
+        unsandboxed,
     }
 }
 
@@ -364,7 +373,12 @@ pub fn command_line(
     let review_rel = f.rel(&due.review_file);
     let (args, delivery) = match reviewer.kind {
         Kind::Claude => (
-            claude::args_with_budget(&reviewer.model, claude::budget(due), &review_rel),
+            claude::args_with_budget(
+                &reviewer.model,
+                claude::budget(due),
+                &review_rel,
+                sandbox::choice().enabled,
+            ),
             prompt::Delivery::File(&review_rel),
         ),
         Kind::Codex => (

@@ -101,6 +101,7 @@ fn thread_failed(reviewer: &Reviewer) -> Attempt {
             ReviewerError::Reported("the reviewer's thread failed".into()),
             None,
         )),
+        unsandboxed: None,
     }
 }
 
@@ -110,6 +111,7 @@ fn conclude(project: &Project, f: &Facts, due: &Due, attempts: Vec<Attempt>) -> 
         .fold(Spend::default(), |acc, a| acc.alongside(&a.spend));
     let processes = attempts.iter().filter(|a| a.started).count() as u64;
     let members: Vec<Member> = attempts.iter().map(member).collect();
+    let unsandboxed = attempts.iter().find_map(|a| a.unsandboxed.clone());
     let said: Vec<(&Reviewer, &Said)> = attempts
         .iter()
         .filter_map(|a| a.result.as_ref().ok().map(|s| (&a.reviewer, s)))
@@ -186,6 +188,7 @@ fn conclude(project: &Project, f: &Facts, due: &Due, attempts: Vec<Attempt>) -> 
         reviews,
         spend,
         panel: members,
+        unsandboxed,
     }
 }
 

@@ -135,7 +135,9 @@ pub fn build(project: &Path, f: &Facts, due: &Due, delivery: Delivery) -> String
         Delivery::File(path) => {
             let _ = writeln!(
                 p,
-                "- Write your review to exactly this file, creating it: {path}\n  Create or change no other file (build and test outputs aside), and never edit state.json."
+                "- Write your review to exactly this file, creating it: {path}\n  Create or change no other file (build and test outputs aside), and never edit state.json. \
+                 Your shell commands may run in a sandbox that writes only the project and /tmp and has no network: \
+                 a build or test that fails for that, say so rather than count it against the work."
             );
             p.push_str(
                 "- End the review file with a last line that is exactly `VERDICT: PASS` (nothing must be fixed) or \

@@ -1,11 +1,12 @@
 //! The git side of "the reviewer cannot change the work it reviews" (SPEC §8): before a
 //! review, the project's uncommitted files (tracked and changed, or untracked and not
-//! ignored) as `git status` lists them, with their contents' fingerprints; after it, the
-//! same again, compared by `model::worktree`, and the changes' diff saved in the logs.
+//! ignored) as `git status` lists them, with their contents' fingerprints, and HEAD and the
+//! index entries that differ from HEAD's, from the same `git status`; after it, the same
+//! again, compared by `model::worktree`, and the changes' diff saved in the logs.
 //! `.taskie/` is left out: the reviewer writes its review file there, the hook its state.
 //! Nothing is reverted: another session may be working in the same checkout.
 
-use crate::model::worktree::{Report, Seen, What};
+use crate::model::worktree::{Git, Report, Seen, What};
 use crate::reviewer::process::{self, Ending};
 use crate::store::atomic;
 use crate::store::project::Project;
@@ -38,6 +39,7 @@ pub struct Noted {
     /// The repository's top directory: `git status` paths are relative to it.
     top: PathBuf,
     seen: Vec<Seen>,
+    git: Git,
     /// The contents of short files, for the diff of a change to them.
     kept: HashMap<String, Vec<u8>>,
 }
@@ -48,7 +50,7 @@ pub fn note(project: &Project) -> Before {
         Ok(out) => PathBuf::from(String::from_utf8_lossy(&out).trim_end_matches('\n')),
         Err(why) => return Before::Skipped(why),
     };
-    let listed = match status(&project.root) {
+    let (listed, git) = match status(&project.root) {
         Ok(listed) => listed,
         Err(why) => return Before::Skipped(why),
     };
@@ -69,7 +71,12 @@ pub fn note(project: &Project) -> Before {
             }
         })
         .collect();
-    Before::Noted(Noted { top, seen, kept })
+    Before::Noted(Noted {
+        top,
+        seen,
+        git,
+        kept,
+    })
 }
 
 /// Compares the project's files with `before` and saves the diff of what changed as
@@ -79,7 +86,7 @@ pub fn compare(project: &Project, before: Before, diff: &Path) -> Report {
         Before::Skipped(why) => return Report::skipped(why),
         Before::Noted(n) => n,
     };
-    let listed = match status(&project.root) {
+    let (listed, git) = match status(&project.root) {
         Ok(listed) => listed,
         Err(why) => return Report::skipped(why),
     };
@@ -101,7 +108,7 @@ pub fn compare(project: &Project, before: Before, diff: &Path) -> Report {
             });
         }
     }
-    let mut report = Report::of(&before.seen, &after);
+    let mut report = Report::of(&before.seen, &after).with_git(&before.git, &git);
     if report.changed.is_empty() {
         return report;
     }
@@ -174,13 +181,17 @@ fn diff_text(before: &Noted, report: &Report) -> String {
 }
 
 /// The uncommitted files under `dir` but outside `.taskie/`, as (path from the top,
-/// tracked). Optional locks off: the check never takes the index lock from the agent.
-fn status(dir: &Path) -> Result<Vec<(String, bool)>, String> {
+/// tracked), and git's HEAD and staged entries there. One `git status`; optional locks
+/// off: the check never takes the index lock from the agent; ahead/behind counts off:
+/// they walk history and say nothing here.
+fn status(dir: &Path) -> Result<(Vec<(String, bool)>, Git), String> {
     let out = git(
         dir,
         &[
             "status",
-            "--porcelain=v1",
+            "--porcelain=v2",
+            "--branch",
+            "--no-ahead-behind",
             "-z",
             "--untracked-files=all",
             "--no-renames",
@@ -193,15 +204,54 @@ fn status(dir: &Path) -> Result<Vec<(String, bool)>, String> {
     Ok(parse_status(&out))
 }
 
-/// `git status --porcelain=v1 -z --no-renames` entries: `XY path\0`; `??` is untracked.
-fn parse_status(out: &[u8]) -> Vec<(String, bool)> {
-    out.split(|&b| b == 0)
-        .filter(|e| e.len() > 3)
-        .map(|e| {
-            let path = String::from_utf8_lossy(&e[3..]).into_owned();
-            (path, &e[..2] != b"??")
-        })
-        .collect()
+/// `git status --porcelain=v2 --branch -z --no-renames` output. Headers:
+/// `# branch.oid <commit>|(initial)`, `# branch.head <branch>|(detached)`. Entries:
+/// `1 XY sub mH mI mW hH hI path` (changed), `u XY sub m1 m2 m3 mW h1 h2 h3 path`
+/// (unmerged), `? path` (untracked). An entry whose X is `.` has the index as HEAD has it;
+/// any other X is a staged change, fingerprinted by the entry's index side.
+fn parse_status(out: &[u8]) -> (Vec<(String, bool)>, Git) {
+    let mut listed = Vec::new();
+    let mut git = Git::default();
+    for entry in out.split(|&b| b == 0).filter(|e| !e.is_empty()) {
+        let text = String::from_utf8_lossy(entry);
+        if let Some(header) = text.strip_prefix("# ") {
+            match header.split_once(' ') {
+                Some(("branch.oid", c)) if c != "(initial)" => git.head.commit = Some(c.into()),
+                Some(("branch.head", b)) if b != "(detached)" => {
+                    git.head.branch = Some(format!("refs/heads/{b}"))
+                }
+                _ => {}
+            }
+            continue;
+        }
+        let (fields, index_side): (usize, std::ops::Range<usize>) = match entry[0] {
+            b'1' => (9, 4..8),
+            b'u' => (11, 3..10),
+            b'?' => {
+                listed.push((text[2..].to_string(), false));
+                continue;
+            }
+            _ => continue,
+        };
+        let parts: Vec<&str> = text.splitn(fields, ' ').collect();
+        let [_, xy, .., path] = parts.as_slice() else {
+            continue;
+        };
+        if parts.len() != fields {
+            continue;
+        }
+        listed.push((path.to_string(), true));
+        if !xy.starts_with('.') {
+            let mut h = std::hash::DefaultHasher::new();
+            for p in &parts[index_side] {
+                h.write(p.as_bytes());
+            }
+            h.write(xy.as_bytes());
+            git.staged.push((path.to_string(), h.finish()));
+        }
+    }
+    git.staged.sort();
+    (listed, git)
 }
 
 /// A fingerprint of the file at `path` (its bytes; a link's target), `None` when there is
@@ -288,18 +338,44 @@ fn git(dir: &Path, args: &[&str]) -> Result<Vec<u8>, String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::model::worktree::Head;
 
     #[test]
-    fn status_entries_are_read_with_their_tracking() {
-        let out = b" M app/a.rs\0?? out/log.txt\0A  new.rs\0 D gone.rs\0";
+    fn status_entries_are_read_with_their_tracking_head_and_staged_side() {
+        let out = b"# branch.oid 1a2b3c\0# branch.head main\0\
+            1 .M N... 100644 100644 100644 aaa aaa app/a b.rs\0? out/log.txt\0\
+            1 A. N... 000000 100644 100644 000 bbb new.rs\0\
+            1 .D N... 100644 100644 000000 ccc ccc gone.rs\0";
+        let (listed, git) = parse_status(out);
         assert_eq!(
-            parse_status(out),
+            listed,
             [
-                ("app/a.rs".to_string(), true),
+                ("app/a b.rs".to_string(), true),
                 ("out/log.txt".to_string(), false),
                 ("new.rs".to_string(), true),
                 ("gone.rs".to_string(), true)
             ]
         );
+        assert_eq!(
+            git.head,
+            Head {
+                branch: Some("refs/heads/main".into()),
+                commit: Some("1a2b3c".into())
+            }
+        );
+        assert_eq!(
+            git.staged
+                .iter()
+                .map(|(p, _)| p.as_str())
+                .collect::<Vec<_>>(),
+            ["new.rs"],
+            "only an entry whose index side differs from HEAD is staged"
+        );
+    }
+
+    #[test]
+    fn a_repository_without_commits_on_a_detached_head_has_neither() {
+        let (_, git) = parse_status(b"# branch.oid (initial)\0# branch.head (detached)\0");
+        assert_eq!(git.head, Head::default());
     }
 }

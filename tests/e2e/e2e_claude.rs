@@ -533,3 +533,182 @@ fn two_sessions_in_one_project_never_review_each_others_plan() {
     assert!(!p.root().join(".taskie/plans/a/plan-review-1.md").exists());
     assert!(!p.root().join(".taskie/plans/b/plan-review-1.md").exists());
 }
+
+/// The tool results the scripted model received, in order, over the whole run.
+fn tool_results_seen(api: &FakeApi) -> Vec<crate::support::fake_api::ToolResult> {
+    api.requests()
+        .into_iter()
+        .filter_map(|r| r.messages)
+        .next_back()
+        .map(|last| last.tool_results())
+        .unwrap_or_default()
+}
+
+/// A scripted reviewer that runs each of `commands` with Bash, one per turn (the last
+/// asking to run outside the sandbox when `escape` is set), then answers FAIL.
+fn shell_reviewer(commands: Vec<String>, escape: bool) -> FakeApi {
+    FakeApi::start(move |req| {
+        let turn = req.assistant_turns();
+        match commands.get(turn) {
+            Some(c) => {
+                let mut input = json!({"command": c, "description": "run"});
+                if escape && turn + 1 == commands.len() {
+                    input["dangerouslyDisableSandbox"] = json!(true);
+                }
+                Reply::tool("Bash", input)
+            }
+            None if turn == commands.len() => Reply::tool(
+                "StructuredOutput",
+                json!({"verdict": "FAIL", "summary": "Ran the commands.", "findings": ["Step 2 has no test"]}),
+            ),
+            None => Reply::text("Done."),
+        }
+    })
+}
+
+/// SPEC §8: with Claude Code's sandbox, the reviewer's shell commands may write the
+/// project and /tmp (builds and tests) and nothing else, and a command cannot ask its way
+/// out. Needs bubblewrap and socat (.ci/run installs them): without them this test fails
+/// and says so, it is never skipped.
+#[test]
+fn the_real_claude_reviewers_shell_commands_cannot_write_outside_the_project_and_tmp() {
+    for tool in ["bwrap", "socat"] {
+        assert!(
+            which::which(tool).is_ok(),
+            "Claude Code's sandbox needs {tool}: apt-get install bubblewrap socat"
+        );
+    }
+    let p = Project::new().plan("p").state(due("plan-review"));
+    let home = tempfile::tempdir().unwrap();
+    // Outside the project and outside /tmp: under the build's own directory.
+    let outside = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let tmp = tempfile::tempdir_in("/tmp").unwrap();
+    let o = outside.path().display();
+    let commands = vec![
+        format!("echo escaped > {o}/escaped.txt"),
+        format!("echo built > {}/tmp-out.txt", tmp.path().display()),
+        "mkdir -p target && echo built > target/out.txt".to_string(),
+        format!("echo escaped > {o}/escaped-again.txt"),
+    ];
+    let api = shell_reviewer(commands, true);
+    let run = hook_stop(&p, &api, home.path());
+    assert!(run.reason().contains("Verdict: FAIL"), "{}", run.stdout);
+    let results = tool_results_seen(&api);
+    assert_eq!(results.len(), 4, "{results:?}");
+    assert!(
+        results[0].is_error && results[0].text.contains("Read-only file system"),
+        "a write outside is denied: {:?}",
+        results[0]
+    );
+    assert!(!results[1].is_error && !results[2].is_error, "{results:?}");
+    assert!(
+        results[3].is_error && results[3].text.contains("Read-only file system"),
+        "asking to run unsandboxed changes nothing: {:?}",
+        results[3]
+    );
+    assert_eq!(
+        std::fs::read_dir(outside.path()).unwrap().count(),
+        0,
+        "nothing was written outside"
+    );
+    assert!(tmp.path().join("tmp-out.txt").exists());
+    assert!(p.root().join("target/out.txt").exists());
+    assert!(
+        p.last_event()
+            .get("worktree")
+            .and_then(|w| w.get("unsandboxed"))
+            .is_none(),
+        "{}",
+        p.last_event()
+    );
+}
+
+/// A PATH with every program of the tests' PATH but `bwrap`.
+fn path_without_bwrap(dir: &Path) -> String {
+    let path = std::env::var("PATH").unwrap_or_default();
+    for entry in std::env::split_paths(&path).filter_map(|d| std::fs::read_dir(d).ok()) {
+        for program in entry.flatten() {
+            let target = dir.join(program.file_name());
+            if program.file_name() != "bwrap" && !target.exists() {
+                let _ = std::os::unix::fs::symlink(program.path(), target);
+            }
+        }
+    }
+    format!("{}:{}", claude_user_bin(), dir.display())
+}
+
+fn claude_user_bin() -> String {
+    crate::support::claude_user::bin_dir().display().to_string()
+}
+
+/// Without bubblewrap the real CLI runs the reviewer's commands unsandboxed and warns on
+/// stderr: the review goes on, and its header and event say why.
+#[test]
+fn without_bubblewrap_the_real_claude_reviewer_runs_unsandboxed_and_the_review_says_so() {
+    let p = Project::new().plan("p").state(due("plan-review"));
+    let home = tempfile::tempdir().unwrap();
+    let bin = tempfile::tempdir().unwrap();
+    let path = path_without_bwrap(bin.path());
+    let api = shell_reviewer(vec!["echo ran".to_string()], false);
+    let run = hook_stop_with(&p, &api, home.path(), |c| {
+        c.env("PATH", &path);
+    });
+    assert!(run.reason().contains("Verdict: FAIL"), "{}", run.stdout);
+    let results = tool_results_seen(&api);
+    assert!(!results[0].is_error, "{:?}", results[0]);
+    let why = p.last_event()["worktree"]["unsandboxed"]
+        .as_str()
+        .unwrap_or_default()
+        .to_string();
+    assert!(why.contains("bubblewrap (bwrap) not installed"), "{why}");
+    assert!(
+        p.read("plan-review-1.md").contains(
+            "\n> Sandbox: the reviewer's shell commands ran without Claude Code's sandbox"
+        ),
+        "{}",
+        p.read("plan-review-1.md")
+    );
+}
+
+/// Measured: with a `bwrap` that cannot create namespaces the real CLI still starts its
+/// sandbox and every command of the reviewer fails with bubblewrap's error. The hook tries
+/// bubblewrap first and asks for no sandbox: the reviewer keeps its shell, and the review
+/// says why.
+#[test]
+fn where_bubblewrap_cannot_start_the_real_claude_reviewer_keeps_its_shell_and_the_review_says_why()
+{
+    let p = Project::new().plan("p").state(due("plan-review"));
+    let home = tempfile::tempdir().unwrap();
+    let bin = tempfile::tempdir().unwrap();
+    let bwrap = bin.path().join("bwrap");
+    std::fs::write(
+        &bwrap,
+        "#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n",
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&bwrap, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let path = format!(
+        "{}:{}:{}",
+        bin.path().display(),
+        claude_user_bin(),
+        std::env::var("PATH").unwrap_or_default()
+    );
+    let api = shell_reviewer(vec!["echo ran".to_string()], false);
+    let run = hook_stop_with(&p, &api, home.path(), |c| {
+        c.env("PATH", &path);
+    });
+    assert!(run.reason().contains("Verdict: FAIL"), "{}", run.stdout);
+    let results = tool_results_seen(&api);
+    assert!(
+        !results[0].is_error && results[0].text.contains("ran"),
+        "{:?}",
+        results[0]
+    );
+    assert_eq!(
+        p.last_event()["worktree"]["unsandboxed"],
+        json!(
+            "bubblewrap cannot start a sandbox here: bwrap: No permissions to create new namespace"
+        )
+    );
+}
