@@ -282,15 +282,7 @@ fn a_reviewer_whose_cli_ran_without_its_sandbox_keeps_its_verdict_and_the_review
 #[cfg(target_os = "linux")]
 #[test]
 fn where_bubblewrap_cannot_start_the_reviewer_runs_without_the_sandbox_and_the_review_says_why() {
-    let bin = tempfile::tempdir().unwrap();
-    let bwrap = bin.path().join("bwrap");
-    std::fs::write(
-        &bwrap,
-        "#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n",
-    )
-    .unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&bwrap, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let bin = crate::support::broken_bwrap();
     let path = format!(
         "{}:{}",
         bin.path().display(),

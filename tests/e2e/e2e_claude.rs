@@ -679,15 +679,7 @@ fn where_bubblewrap_cannot_start_the_real_claude_reviewer_keeps_its_shell_and_th
 {
     let p = Project::new().plan("p").state(due("plan-review"));
     let home = tempfile::tempdir().unwrap();
-    let bin = tempfile::tempdir().unwrap();
-    let bwrap = bin.path().join("bwrap");
-    std::fs::write(
-        &bwrap,
-        "#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n",
-    )
-    .unwrap();
-    use std::os::unix::fs::PermissionsExt;
-    std::fs::set_permissions(&bwrap, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let bin = crate::support::broken_bwrap();
     let path = format!(
         "{}:{}:{}",
         bin.path().display(),

@@ -683,3 +683,19 @@ pub fn shell(name: &str) -> PathBuf {
             )
         })
 }
+
+/// A directory holding a `bwrap` that cannot create its namespaces, as in a container
+/// without user namespaces: it says so on stderr and fails. Put it first on PATH.
+#[cfg(unix)]
+pub fn broken_bwrap() -> tempfile::TempDir {
+    use std::os::unix::fs::PermissionsExt;
+    let bin = tempfile::tempdir().unwrap();
+    let bwrap = bin.path().join("bwrap");
+    std::fs::write(
+        &bwrap,
+        "#!/bin/sh\necho 'bwrap: No permissions to create new namespace' >&2\nexit 1\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&bwrap, std::fs::Permissions::from_mode(0o755)).unwrap();
+    bin
+}
