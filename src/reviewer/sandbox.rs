@@ -66,16 +66,16 @@ fn decide() -> Choice {
     Choice::off("Claude Code has no command sandbox on this system without setting one up")
 }
 
-/// Starts bubblewrap the way Claude Code confines a command (a new session, its own
-/// network and process namespaces, a fresh /proc) around `true`. A failure is bubblewrap's
+/// Starts bubblewrap the way Claude Code confines a command (its own network and process
+/// namespaces, a fresh /proc) around `true`. A failure is bubblewrap's
 /// first line of error.
 #[cfg(target_os = "linux")]
 fn try_bwrap(bwrap: std::ffi::OsString) -> Choice {
     use crate::reviewer::process::{self, Ending};
     use std::ffi::OsString;
+    // Not `--new-session`: the probe stays in its process group, so the guardian takes
+    // it down with the hook (a probe cut off by a killed hook was seen to hang on).
     let args = [
-        "--new-session",
-        "--die-with-parent",
         "--unshare-net",
         "--unshare-pid",
         "--ro-bind",
@@ -99,7 +99,7 @@ fn try_bwrap(bwrap: std::ffi::OsString) -> Choice {
         timeout: std::time::Duration::from_secs(10),
         stdout_limit: 4096,
         stderr_limit: 4096,
-        guardian: None,
+        guardian: crate::reviewer::guardian::Launch::this_binary(),
         sweep: None,
     };
     let out = match process::run(&spec) {
