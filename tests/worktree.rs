@@ -171,14 +171,9 @@ fn a_panel_whose_claude_member_changes_a_tracked_file_is_void_as_a_whole() {
     );
 }
 
-/// The start commit of [`repo`]'s project.
+/// The commit HEAD of [`repo`]'s project is at.
 fn head(p: &Project) -> String {
-    let out = Command::new("git")
-        .args(["rev-parse", "HEAD"])
-        .current_dir(p.root())
-        .output()
-        .expect("git runs");
-    String::from_utf8(out.stdout).unwrap().trim().to_string()
+    git(&p.root(), &["rev-parse", "HEAD"]).trim().to_string()
 }
 
 #[test]
