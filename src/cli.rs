@@ -463,7 +463,7 @@ fn dispatch(command: Command, inv: &Invocation, out: &mut dyn Write) -> Result<(
                 agents: a
                     .agent
                     .iter()
-                    .filter_map(|n| crate::model::host::Client::parse(n))
+                    .filter_map(|n| crate::model::host::Client::from_name(n))
                     .fold(Vec::new(), |mut all, c| {
                         if !all.contains(&c) {
                             all.push(c);

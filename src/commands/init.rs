@@ -91,7 +91,7 @@ pub fn run(
     // The plan's spend ledger starts empty (SPEC §18); a restarted plan keeps what it spent.
     let ledger = target.dir().join(crate::model::plan_file::SPEND_FILE);
     if std::fs::symlink_metadata(&ledger).is_err() {
-        crate::store::atomic::write(
+        crate::store::atomic::write_durable(
             &ledger,
             crate::model::spend::Ledger::default().to_json().as_bytes(),
         )?;

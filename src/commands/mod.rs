@@ -247,8 +247,8 @@ impl PlanRef {
     pub fn write_state_text(&self, _held: &PlanLock, text: &str) -> Result<(), Error> {
         // A ledger entry a killed hook left pending waits for the state on disk now.
         crate::store::snapshot::settle_ledgers(&self.dir()).map_err(Error::Io)?;
-        // atomic::write names the file in its errors.
-        atomic::write(&self.state_path(), text.as_bytes()).map_err(Error::Io)
+        // atomic::write_durable names the file in its errors.
+        atomic::write_durable(&self.state_path(), text.as_bytes()).map_err(Error::Io)
     }
 }
 

@@ -174,7 +174,7 @@ fn conclude_review(f: &Facts, due: &Due, reviewed: &Reviewed) -> Outcome {
         }
         Reviewed::Paused { until, by, log } => {
             let next = machine::after_pause(&due.read, *until, by);
-            rec.path = Branch::Paused;
+            rec.branch = Branch::Paused;
             rec.paused_until = jiff::Timestamp::from_second(*until)
                 .ok()
                 .map(|t| t.to_string());
@@ -219,7 +219,7 @@ fn conclude_review(f: &Facts, due: &Due, reviewed: &Reviewed) -> Outcome {
         f.tasks,
     );
     if let Some(target) = advanced_to {
-        rec.path = Branch::Advanced;
+        rec.branch = Branch::Advanced;
         rec.after(&next);
         let note = message::failover_note(failover);
         let answer = if next.auto_continue && target != Phase::Complete {
@@ -236,7 +236,7 @@ fn conclude_review(f: &Facts, due: &Due, reviewed: &Reviewed) -> Outcome {
         };
         return finish(answer, Some(next), rec);
     }
-    rec.path = Branch::ReviewBlocked;
+    rec.branch = Branch::ReviewBlocked;
     rec.after(&next);
     let reason = message::address_review(
         f,
@@ -295,7 +295,7 @@ pub fn state_edited(
     if write.is_none() {
         text.push_str(" state.json was not written.");
     }
-    rec.path = Branch::ReviewerFailed;
+    rec.branch = Branch::ReviewerFailed;
     rec.verdict = None;
     rec.verdict_source = None;
     finish(Answer::allow(text), write, rec)
@@ -317,10 +317,10 @@ fn finish(answer: Answer, write: Option<State>, mut record: Record) -> Outcome {
     }
 }
 
-fn record(f: &Facts, path: Branch, before: Option<&State>, after: Option<&State>) -> Record {
+fn record(f: &Facts, branch: Branch, before: Option<&State>, after: Option<&State>) -> Record {
     let mut rec = Record {
         plan: f.plan.to_owned(),
-        path,
+        branch,
         ..Record::default()
     };
     if let Some(s) = before {
@@ -381,7 +381,7 @@ mod tests {
             .errors(vec![crate::model::validate::StructureError::MissingPlan]);
         let o = done(decide(&p.facts()));
         assert!(o.answer.is_block());
-        assert_eq!(o.record.path, Branch::ValidationFailed);
+        assert_eq!(o.record.branch, Branch::ValidationFailed);
         let p = p.active(true);
         let o = done(decide(&p.facts()));
         assert!(!o.answer.is_block());
@@ -417,7 +417,7 @@ mod tests {
         assert!(d.panel);
         assert_eq!(d.model, "claude:opus,codex:gpt-5-codex");
         let o = conclude(&f, &d, &verdict(Verdict::Pass));
-        assert_eq!(o.record.path, Branch::Advanced);
+        assert_eq!(o.record.branch, Branch::Advanced);
         assert_eq!(o.write.unwrap().next_phase.as_deref(), Some("create-tasks"));
 
         let p = plan(&state.replace("panel", "alternate"));
@@ -426,7 +426,7 @@ mod tests {
         assert!(!d.panel);
         assert_eq!(d.model, "claude:opus");
         let o = conclude(&f, &d, &verdict(Verdict::Pass));
-        assert_eq!(o.record.path, Branch::ReviewBlocked);
+        assert_eq!(o.record.branch, Branch::ReviewBlocked);
         assert_eq!(o.write.unwrap().consecutive_clean, 1);
     }
 
@@ -440,7 +440,7 @@ mod tests {
         match decide(&f) {
             Step::HardStop(stop, rec) => {
                 assert_eq!(stop.reason, StopReason::BudgetExhausted);
-                assert_eq!((stop.spent_usd, rec.path), (1.0, Branch::HardStop));
+                assert_eq!((stop.spent_usd, rec.branch), (1.0, Branch::HardStop));
             }
             other => panic!("expected a hard stop, got {other:?}"),
         }
@@ -503,7 +503,7 @@ mod tests {
         expected.review_failures = 1;
         assert_eq!(o.write, Some(expected));
         assert!(!o.answer.is_block());
-        assert_eq!(o.record.path, Branch::ReviewerFailed);
+        assert_eq!(o.record.branch, Branch::ReviewerFailed);
     }
 
     const UNTIL: &str = "2026-11-24T23:27:00Z";
@@ -529,7 +529,7 @@ mod tests {
         expected.paused_by = Some("claude:opus reached its usage limit".into());
         assert_eq!(o.write, Some(expected));
         assert!(!o.answer.is_block());
-        assert_eq!(o.record.path, Branch::Paused);
+        assert_eq!(o.record.branch, Branch::Paused);
         let text = o.answer.text().unwrap();
         assert!(
             text.contains("paused until 2026-11-24 23:27 UTC (in 1 h)")
@@ -544,7 +544,7 @@ mod tests {
             r#"{{"next_phase":"plan-review","paused_until":"{UNTIL}","paused_by":"claude:opus reached its usage limit"}}"#
         );
         let o = done(decide(&plan(&state).now(UNTIL_UNIX - 1).facts()));
-        assert_eq!((o.record.path, o.write.clone()), (Branch::Paused, None));
+        assert_eq!((o.record.branch, o.write.clone()), (Branch::Paused, None));
         let text = o.answer.text().unwrap();
         assert!(
             text.contains("claude:opus reached its usage limit")
@@ -599,6 +599,6 @@ mod tests {
         let f = p.facts();
         let o = conclude(&f, &due(decide(&f)), &verdict(Verdict::Pass));
         assert!(!o.answer.is_block());
-        assert_eq!(o.record.path, Branch::Advanced);
+        assert_eq!(o.record.branch, Branch::Advanced);
     }
 }

@@ -4,8 +4,8 @@
 
 use crate::hook::answer::{Answer, Channel, Shown};
 use crate::hook::cap;
+use crate::hook::client;
 use crate::hook::decide::{self, Step};
-use crate::hook::host;
 use crate::hook::input::Event;
 use crate::hook::{self, Located, Options};
 use crate::model::cycle::Reviewed;
@@ -160,7 +160,7 @@ impl Report {
 
     /// The client assumed, once the event was read.
     fn assumed(&self) -> Option<Client> {
-        self.client.as_ref().and_then(|c| Client::parse(c.name))
+        self.client.as_ref().and_then(|c| Client::from_name(c.name))
     }
 
     /// How blocks are sent to the client assumed.
@@ -206,7 +206,7 @@ pub fn report(opts: &Options, cwd: Option<PathBuf>) -> Report {
         serde_json::from_slice(&input).unwrap_or_else(|_| String::from_utf8_lossy(&input).into()),
     );
     let host = Event::parse(&input).ok().map(|e| {
-        let (host, detected) = host::current(&e);
+        let (host, detected) = client::current(&e);
         r.client = Some(ClientChoice {
             name: detected.client.name(),
             why: detected.why,
@@ -270,11 +270,11 @@ pub fn report(opts: &Options, cwd: Option<PathBuf>) -> Report {
     match decide::decide(&facts) {
         Step::Done(o) => {
             r.new_state = Some(o.write);
-            r.ended(o.record.path.as_str(), o.answer)
+            r.ended(o.record.branch.as_str(), o.answer)
         }
         Step::HardStop(stop, record) => {
             let o = hook::hard_stop(&project, &facts, stop, record, false);
-            r.ended(o.record.path.as_str(), o.answer)
+            r.ended(o.record.branch.as_str(), o.answer)
         }
         Step::Review(due) => {
             let config = reviewer::Config::from_env(&mut |w| eprintln!("taskie-hook: {w}"));
@@ -326,7 +326,7 @@ pub fn report(opts: &Options, cwd: Option<PathBuf>) -> Report {
                 };
                 let o = decide::conclude(&facts, &due, &reviewed);
                 IfVerdict {
-                    branch: o.record.path.as_str(),
+                    branch: o.record.branch.as_str(),
                     new_state: o.write,
                     answer: r.capped(o.answer).on(channel),
                 }

@@ -24,9 +24,9 @@ use decide::{Outcome, Step};
 
 pub(crate) mod answer;
 pub(crate) mod cap;
+pub(crate) mod client;
 pub mod decide;
 pub(crate) mod dry_run;
-pub(crate) mod host;
 pub mod input;
 pub(crate) mod message;
 pub(crate) mod notice;
@@ -207,7 +207,7 @@ fn run(opts: &Options, input: &[u8]) -> Finished {
         Ok(l) => l,
         Err((answer, _)) => return Finished::answer(answer),
     };
-    let (host, _) = host::current(&event);
+    let (host, _) = client::current(&event);
     let key = blocks::Key::new(event.session_id.as_deref(), &selected.id);
     // A session `taskie run` started acts only in its own gate (SPEC §23).
     let run_task = run_mode::RunTask::from_env();
@@ -250,7 +250,7 @@ fn run(opts: &Options, input: &[u8]) -> Finished {
     }
     finished.answer = capped.answer;
     if finished.answer.is_block() {
-        host::provide_own_actions(&host);
+        client::provide_own_actions(&host);
     }
     finished
 }
@@ -269,7 +269,7 @@ fn run_plan(
         let rec = Record {
             plan: plan.clone(),
             outcome: "allow",
-            path: Branch::InternalError,
+            branch: Branch::InternalError,
             ..Record::default()
         };
         Finished {
@@ -293,7 +293,7 @@ fn run_plan(
             let rec = Record {
                 plan: plan.clone(),
                 outcome: "allow",
-                path: Branch::Locked,
+                branch: Branch::Locked,
                 ..Record::default()
             };
             let m = message::busy(&plan, &lock::holder_text(&project.locks(), &plan));
@@ -321,7 +321,7 @@ fn run_plan(
         && std::fs::symlink_metadata(dir.join(SPEND_FILE)).is_err()
     {
         let ledger = snapshot::ledger(&dir, &plan);
-        let _ = atomic::replace(&dir.join(SPEND_FILE), ledger.to_json().as_bytes());
+        let _ = atomic::write_unsynced(&dir.join(SPEND_FILE), ledger.to_json().as_bytes());
     }
     // The review file's fsync, under way while the ledgers and the state are written.
     let mut review_sync: Option<atomic::Pending> = None;
@@ -344,15 +344,15 @@ fn run_plan(
             if let Err(e) = project::create_runtime_dir(&logs) {
                 return internal(format!("cannot create {}: {e}", logs.display()));
             }
-            // A due review not started: allowed, and logged on `path`.
-            let not_started = |path: Branch, text: String| Finished {
+            // A due review not started: allowed, and logged as `branch`.
+            let not_started = |branch: Branch, text: String| Finished {
                 answer: Answer::allow(text),
                 event: Some((
                     logs.clone(),
                     Record {
                         plan: plan.clone(),
                         outcome: "allow",
-                        path,
+                        branch,
                         review: Some(due.review.name()),
                         iteration: Some(due.iteration),
                         ..Record::default()
@@ -506,7 +506,7 @@ fn run_plan(
                     reviewed: matches!(run.reviewed, Reviewed::Verdict { .. }) && !edited,
                     failure: failure.as_deref(),
                     verdict: outcome.record.verdict,
-                    advanced: outcome.record.path == Branch::Advanced,
+                    advanced: outcome.record.branch == Branch::Advanced,
                     spend: &run.spend,
                 };
                 match &tag {
@@ -547,8 +547,11 @@ fn run_plan(
                 eprintln!("taskie-hook: could not settle the ledgers of plan '{plan}': {e}");
             }
             atomic::pause_point("before-state-write", &state_path);
-            let written =
-                atomic::write_after(&state_path, state.to_json().as_bytes(), &mut review_synced);
+            let written = atomic::write_durable_after(
+                &state_path,
+                state.to_json().as_bytes(),
+                &mut review_synced,
+            );
             if written.is_ok() {
                 atomic::pause_point("after-state-write", &state_path);
             }
@@ -624,8 +627,8 @@ pub fn hard_stop(
     if write {
         let path = logs.join(diagnostics::file_name(f.plan));
         let text = diag.to_json();
-        if let Err(e) =
-            project::create_runtime_dir(&logs).and_then(|_| atomic::replace(&path, text.as_bytes()))
+        if let Err(e) = project::create_runtime_dir(&logs)
+            .and_then(|_| atomic::write_unsynced(&path, text.as_bytes()))
         {
             message.push_str(&format!(
                 " (The diagnostics file could not be written: {e}.)"
@@ -665,7 +668,7 @@ fn write_findings(dir: &std::path::Path, ledger: &Ledger) {
         return;
     }
     let path = dir.join(crate::model::plan_file::FINDINGS_FILE);
-    if let Err(e) = atomic::replace(&path, ledger.to_json().as_bytes()) {
+    if let Err(e) = atomic::write_unsynced(&path, ledger.to_json().as_bytes()) {
         eprintln!(
             "taskie-hook: could not write the findings ledger {}: {e}",
             path.display()
@@ -675,7 +678,7 @@ fn write_findings(dir: &std::path::Path, ledger: &Ledger) {
 
 /// The spend ledger, as [`write_findings`].
 fn write_spend(dir: &std::path::Path, plan: &str, ledger: &spend::Ledger) {
-    if let Err(e) = atomic::replace(&dir.join(SPEND_FILE), ledger.to_json().as_bytes()) {
+    if let Err(e) = atomic::write_unsynced(&dir.join(SPEND_FILE), ledger.to_json().as_bytes()) {
         eprintln!("taskie-hook: could not write the spend ledger of plan '{plan}': {e}");
     }
 }

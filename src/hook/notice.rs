@@ -88,7 +88,7 @@ pub fn for_stop(event: &[u8]) -> Option<String> {
         return None;
     }
     if fs_err::create_dir_all(&dir).is_ok() {
-        let _ = crate::store::atomic::replace(&marker, b"");
+        let _ = crate::store::atomic::write_unsynced(&marker, b"");
         forget_old_markers(&dir);
     }
     Some(notice)

@@ -1,6 +1,6 @@
 //! Every action (`actions/*.md`), as the binary carries them: a hook registered by hand,
 //! with no plugin installed, still names a file of instructions a model can read
-//! (taskie-hook writes these into its cache; `src/hook/host.rs`).
+//! (taskie-hook writes these into its cache; `src/hook/client.rs`).
 
 /// Each action's name and text, exactly as in `actions/`.
 pub const ALL: [(&str, &str); 18] = [

@@ -4,40 +4,9 @@
 use std::fmt;
 
 /// The agent CLI whose stop hook this is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub enum Client {
-    #[default]
-    Claude,
-    Codex,
-    Gemini,
-}
+pub type Client = crate::model::vendor::Vendor;
 
 impl Client {
-    pub const ALL: [Client; 3] = [Client::Claude, Client::Codex, Client::Gemini];
-
-    /// The name `TASKIE_CLIENT` takes.
-    pub fn name(self) -> &'static str {
-        match self {
-            Client::Claude => "claude",
-            Client::Codex => "codex",
-            Client::Gemini => "gemini",
-        }
-    }
-
-    pub fn parse(name: &str) -> Option<Client> {
-        Client::ALL.into_iter().find(|c| c.name() == name)
-    }
-
-    /// The same CLI as a reviewer kind: its usage-limit words are the same (SPEC §22, §23).
-    pub fn kind(self) -> crate::model::reviewers::Kind {
-        use crate::model::reviewers::Kind;
-        match self {
-            Client::Claude => Kind::Claude,
-            Client::Codex => Kind::Codex,
-            Client::Gemini => Kind::Gemini,
-        }
-    }
-
     /// How its user runs a Taskie action.
     pub fn user_action(self, action: &str) -> String {
         match self {
@@ -165,15 +134,6 @@ fn replace_actions(text: &str, with: impl Fn(&str) -> String) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn client_names_round_trip_and_unknown_names_are_none() {
-        for c in Client::ALL {
-            assert_eq!(Client::parse(c.name()), Some(c));
-        }
-        assert_eq!(Client::parse("cursor"), None);
-        assert_eq!(Client::parse("Claude"), None);
-    }
 
     #[test]
     fn a_block_names_the_instructions_by_path_when_the_plugin_is_known() {

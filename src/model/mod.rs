@@ -22,5 +22,6 @@ pub mod state;
 pub mod tasks;
 pub(crate) mod text;
 pub mod validate;
+pub(crate) mod vendor;
 pub mod verdict;
 pub(crate) mod worktree;

@@ -18,35 +18,7 @@ pub fn valid_model(s: &str) -> bool {
 }
 
 /// A reviewer program family; each has its own command line and output (SPEC §18).
-#[derive(
-    Debug,
-    Clone,
-    Copy,
-    PartialEq,
-    Eq,
-    Hash,
-    strum::EnumString,
-    strum::IntoStaticStr,
-    strum::VariantArray,
-)]
-#[strum(serialize_all = "lowercase")]
-pub enum Kind {
-    Claude,
-    Codex,
-    Gemini,
-}
-
-impl Kind {
-    pub const ALL: &[Kind] = <Kind as strum::VariantArray>::VARIANTS;
-
-    pub fn name(self) -> &'static str {
-        self.into()
-    }
-
-    pub fn from_name(name: &str) -> Option<Kind> {
-        name.parse().ok()
-    }
-}
+pub type Kind = crate::model::vendor::Vendor;
 
 /// One entry of `reviewers`: a kind and the model it runs.
 #[derive(Debug, Clone, PartialEq, Eq)]

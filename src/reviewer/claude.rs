@@ -108,7 +108,7 @@ pub fn attempt(job: &kinds::Job, review_path: &Path, review_rel: &str) -> kinds:
     let prompt = prompt::build(&project.root, f, due, prompt::Delivery::File(review_rel));
     let sandboxed = sandbox::choice();
     let spec = job.spec(
-        &config.program,
+        &config.claude,
         args_with_budget(
             &job.reviewer.model,
             job.budget,
@@ -135,29 +135,29 @@ fn said(
     spec: &process::Spec,
     outcome: std::io::Result<process::Captured>,
     review_path: &Path,
-) -> Result<kinds::Said, kinds::Failure> {
-    use kinds::Failure;
+) -> Result<kinds::GivenReview, kinds::FailedRun> {
+    use kinds::FailedRun;
     let out = outcome.map_err(|e| {
-        Failure::new(
+        FailedRun::new(
             ReviewerError::Spawn(Kind::Claude, spec.program.clone(), e),
             None,
         )
     })?;
     match out.ending {
         Ending::TimedOut => {
-            return Err(Failure::new(
+            return Err(FailedRun::new(
                 ReviewerError::Timeout(job.config.timeout),
                 None,
             ));
         }
-        Ending::Signaled(s) => return Err(Failure::new(ReviewerError::Signal(s), None)),
+        Ending::Signaled(s) => return Err(FailedRun::new(ReviewerError::Signal(s), None)),
         Ending::Exited(c) if c != 0 => {
             // The CLI still prints its result object, with the cause, on a failed run.
             return Err(match CliResult::parse(&out.stdout).ok() {
                 Some(r) if r.failure().is_some() => failure(&r, c),
                 _ => match kinds::first_error_line(&out.stderr) {
                     Some(words) => kinds::reported(&words, c),
-                    None => Failure::new(ReviewerError::Exit(c), Some(c)),
+                    None => FailedRun::new(ReviewerError::Exit(c), Some(c)),
                 },
             });
         }
@@ -165,10 +165,10 @@ fn said(
     }
     // Reading the review file alone would let a PASS there outvote a FAIL in the lost result.
     if out.stdout_truncated {
-        return Err(Failure::new(ReviewerError::Truncated, Some(0)));
+        return Err(FailedRun::new(ReviewerError::Truncated, Some(0)));
     }
     let result = CliResult::parse(&out.stdout)
-        .map_err(|e| Failure::new(ReviewerError::NotAResult(e), Some(0)))?;
+        .map_err(|e| FailedRun::new(ReviewerError::NotAResult(e), Some(0)))?;
     if result.failure().is_some() {
         return Err(failure(&result, 0));
     }
@@ -178,14 +178,14 @@ fn said(
         // never the review: the file is written from the summary and findings instead.
         match result::review_text(&structured) {
             Some(t) => {
-                if let Err(e) = atomic::replace(review_path, t.as_bytes()) {
-                    return Err(Failure::new(
+                if let Err(e) = atomic::write_unsynced(review_path, t.as_bytes()) {
+                    return Err(FailedRun::new(
                         ReviewerError::Reported(format!("cannot write the review file: {e}")),
                         Some(0),
                     ));
                 }
             }
-            None => return Err(Failure::new(ReviewerError::NoReview, Some(0))),
+            None => return Err(FailedRun::new(ReviewerError::NoReview, Some(0))),
         }
     }
     let text = log::read_bounded(review_path);
@@ -207,7 +207,7 @@ fn said(
     if verified == Default::default() {
         verified = crate::model::findings::Verified::from_text(text.as_deref().unwrap_or(""));
     }
-    Ok(kinds::Said {
+    Ok(kinds::GivenReview {
         reading: verdict::read(&claims),
         text: text.unwrap_or_default(),
         findings,
@@ -216,7 +216,7 @@ fn said(
 }
 
 /// A failure the CLI reported, in its own words; HTTP 429/529 and usage limits named.
-fn failure(r: &CliResult, exit: i32) -> kinds::Failure {
+fn failure(r: &CliResult, exit: i32) -> kinds::FailedRun {
     let words = r.failure().unwrap_or_default();
     if r.is_usage_limit() {
         let said = r.result_text().unwrap_or(&words);

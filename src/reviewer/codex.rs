@@ -8,7 +8,7 @@ use crate::model::verdict;
 #[cfg(test)]
 use crate::model::verdict::Reading;
 use crate::reviewer::error::ReviewerError;
-use crate::reviewer::kinds::{self, Attempt, Failure, Job, Said};
+use crate::reviewer::kinds::{self, Attempt, FailedRun, GivenReview, Job};
 use crate::reviewer::prompt;
 use crate::store::atomic;
 use serde::Deserialize;
@@ -53,12 +53,12 @@ pub fn attempt(job: &Job) -> Attempt {
         prompt::Delivery::Structured,
     );
     let schema = job.project.logs().join(SCHEMA_FILE);
-    if let Err(e) = atomic::replace(
+    if let Err(e) = atomic::write_unsynced(
         &schema,
         crate::reviewer::result::answer_schema(true).as_bytes(),
     ) {
         let mut a = job.attempt(None);
-        a.result = Err(Failure::new(
+        a.result = Err(FailedRun::new(
             ReviewerError::Reported(format!("cannot write {}: {e}", schema.display())),
             None,
         ));
@@ -177,7 +177,7 @@ impl Events {
     }
 
     /// The review, or why there is none: a non-zero exit or a failed turn, quoted.
-    pub fn said(&self, exit: i32, stderr: &[u8]) -> Result<Said, Failure> {
+    pub fn said(&self, exit: i32, stderr: &[u8]) -> Result<GivenReview, FailedRun> {
         if exit != 0 || self.failed.is_some() {
             return Err(
                 match self
@@ -189,7 +189,7 @@ impl Events {
                         kinds::limited(&words, exit).usage_limit(&words)
                     }
                     Some(words) => kinds::reported(&words, exit),
-                    None => Failure::new(ReviewerError::Exit(exit), Some(exit)),
+                    None => FailedRun::new(ReviewerError::Exit(exit), Some(exit)),
                 },
             );
         }
@@ -198,7 +198,7 @@ impl Events {
             .as_deref()
             .filter(|t| !t.trim().is_empty())
         else {
-            return Err(Failure::new(ReviewerError::NoReview, Some(0)));
+            return Err(FailedRun::new(ReviewerError::NoReview, Some(0)));
         };
         Ok(review_of(text))
     }
@@ -207,11 +207,11 @@ impl Events {
 /// The review file text and verdict from the final message: the structured answer as
 /// markdown ending with its verdict line (none when the verdict is not PASS or FAIL), or
 /// the message as it is when it is not one.
-fn review_of(text: &str) -> Said {
+fn review_of(text: &str) -> GivenReview {
     match serde_json::from_str::<Answer>(text) {
         Ok(a) => {
             let said = a.verdict.as_deref().and_then(verdict::word);
-            Said {
+            GivenReview {
                 reading: verdict::combine(&[("structured_output", said)]),
                 text: crate::reviewer::result::review_markdown(&a.summary, &a.findings, said),
                 findings: a.findings.iter().map(|f| f.trim().to_owned()).collect(),
@@ -221,7 +221,7 @@ fn review_of(text: &str) -> Said {
                 },
             }
         }
-        Err(_) => Said {
+        Err(_) => GivenReview {
             reading: verdict::combine(&[("review_file", verdict::from_text(text))]),
             text: text.to_owned(),
             findings: crate::store::diagnostics::findings(text),

@@ -44,7 +44,7 @@ pub fn program_var(kind: Kind) -> Var {
 #[derive(Debug, Clone)]
 pub struct Config {
     /// The claude reviewer (`TASKIE_REVIEWER`).
-    pub program: OsString,
+    pub claude: OsString,
     /// `TASKIE_CODEX`, `TASKIE_GEMINI` (SPEC §18).
     pub codex: OsString,
     pub gemini: OsString,
@@ -56,7 +56,7 @@ impl Config {
     /// default with a warning, because a review should not be lost to a typo.
     pub fn from_env(warn: &mut dyn FnMut(String)) -> Config {
         let program_of = |kind: Kind| program_var(kind).get_or_default().unwrap_or_default();
-        let program = program_of(Kind::Claude);
+        let claude = program_of(Kind::Claude);
         let timeout = match crate::env::Var::ReviewTimeout
             .raw()
             .map(|v| v.to_string_lossy().into_owned())
@@ -82,7 +82,7 @@ impl Config {
             },
         };
         Config {
-            program,
+            claude,
             codex: program_of(Kind::Codex),
             gemini: program_of(Kind::Gemini),
             timeout,
@@ -91,7 +91,7 @@ impl Config {
 
     pub fn program(&self, kind: Kind) -> &OsString {
         match kind {
-            Kind::Claude => &self.program,
+            Kind::Claude => &self.claude,
             Kind::Codex => &self.codex,
             Kind::Gemini => &self.gemini,
         }

@@ -6,7 +6,7 @@
 use crate::model::spend::Spend;
 use crate::model::verdict;
 use crate::reviewer::error::ReviewerError;
-use crate::reviewer::kinds::{self, Attempt, Failure, Job, Said};
+use crate::reviewer::kinds::{self, Attempt, FailedRun, GivenReview, Job};
 use crate::reviewer::prompt;
 use serde::Deserialize;
 use std::collections::BTreeMap;
@@ -149,7 +149,7 @@ impl Output {
         }
     }
 
-    pub fn said(&self, exit: i32, stderr: &[u8]) -> Result<Said, Failure> {
+    pub fn said(&self, exit: i32, stderr: &[u8]) -> Result<GivenReview, FailedRun> {
         if let Some(e) = &self.error {
             let words = match &e.code {
                 Some(code) => format!("{} (code {code})", e.message),
@@ -163,13 +163,13 @@ impl Output {
         if exit != 0 {
             return Err(match kinds::first_error_line(stderr) {
                 Some(words) => kinds::reported(&words, exit),
-                None => Failure::new(ReviewerError::Exit(exit), Some(exit)),
+                None => FailedRun::new(ReviewerError::Exit(exit), Some(exit)),
             });
         }
         let Some(text) = self.response.as_deref().filter(|t| !t.trim().is_empty()) else {
-            return Err(Failure::new(ReviewerError::NoReview, Some(0)));
+            return Err(FailedRun::new(ReviewerError::NoReview, Some(0)));
         };
-        Ok(Said {
+        Ok(GivenReview {
             reading: verdict::combine(&[("response", verdict::from_text(text))]),
             text: format!("{}\n", text.trim_end()),
             findings: crate::store::diagnostics::findings(text),

@@ -129,7 +129,7 @@ impl Job<'_> {
                 reviewer_ms: outcome.map(|o| o.duration.as_millis() as u64),
                 ..Spend::default()
             },
-            result: Err(Failure::new(ReviewerError::NoReview, None)),
+            result: Err(FailedRun::new(ReviewerError::NoReview, None)),
             unsandboxed: None,
         }
     }
@@ -163,9 +163,11 @@ impl Job<'_> {
     }
 }
 
-/// What a reviewer run gave the decision, and what it cost (SPEC §18).
+/// The whole run of one due review, whatever ran (one reviewer, a failover, a panel):
+/// what it gave the decision ([`Reviewed`]) and what it cost (SPEC §18). Built from the
+/// [`Attempt`]s, each of which gave a [`GivenReview`] or a [`FailedRun`].
 #[derive(Debug)]
-pub struct Run {
+pub struct ReviewRun {
     pub reviewed: Reviewed,
     /// Reviewer processes started (k for a panel of k; 0 when none could start): each may
     /// have cost money.
@@ -180,7 +182,7 @@ pub struct Run {
     pub unsandboxed: Option<String>,
 }
 
-/// How one reviewer run ended.
+/// One reviewer's process: who, its log, its cost, and its review or why it gave none.
 #[derive(Debug)]
 pub struct Attempt {
     pub reviewer: Reviewer,
@@ -189,7 +191,7 @@ pub struct Attempt {
     /// A process was started (it counts as a review run, and may have cost money).
     pub started: bool,
     pub spend: Spend,
-    pub result: Result<Said, Failure>,
+    pub result: Result<GivenReview, FailedRun>,
     /// Why its shell commands ran without the host's sandbox (claude only).
     pub unsandboxed: Option<String>,
 }
@@ -197,7 +199,7 @@ pub struct Attempt {
 /// A review: its text (as the review file holds it), its verdict and its findings (the
 /// first of which the block reason quotes).
 #[derive(Debug)]
-pub struct Said {
+pub struct GivenReview {
     pub reading: Reading,
     pub text: String,
     pub findings: Vec<String>,
@@ -205,9 +207,9 @@ pub struct Said {
     pub verified: crate::model::findings::Verified,
 }
 
-/// Why a run gave no review, and its exit status when it exited.
+/// Why one reviewer's process gave no review, and its exit status when it exited.
 #[derive(Debug)]
-pub struct Failure {
+pub struct FailedRun {
     pub error: ReviewerError,
     pub exit: Option<i32>,
     /// The reviewer's own words when they are its usage-limit answer (SPEC §22), which
@@ -215,9 +217,9 @@ pub struct Failure {
     pub usage_limit: Option<String>,
 }
 
-impl Failure {
-    pub fn new(error: ReviewerError, exit: Option<i32>) -> Failure {
-        Failure {
+impl FailedRun {
+    pub fn new(error: ReviewerError, exit: Option<i32>) -> FailedRun {
+        FailedRun {
             error,
             exit,
             usage_limit: None,
@@ -230,7 +232,7 @@ impl Failure {
     }
 
     /// This failure, marked as `words` being the reviewer's usage-limit answer.
-    pub fn usage_limit(mut self, words: &str) -> Failure {
+    pub fn usage_limit(mut self, words: &str) -> FailedRun {
         self.usage_limit = Some(words.trim().to_owned());
         self
     }
@@ -292,7 +294,7 @@ pub fn run(
     program: &OsString,
     args: Vec<OsString>,
     prompt: &str,
-    read: impl FnOnce(&[u8], &[u8], i32) -> (Spend, Result<Said, Failure>),
+    read: impl FnOnce(&[u8], &[u8], i32) -> (Spend, Result<GivenReview, FailedRun>),
 ) -> Attempt {
     let spec = job.spec(program, args, prompt);
     job.start();
@@ -322,18 +324,18 @@ pub fn run(
 pub fn ended(
     job: &Job,
     outcome: std::io::Result<process::Captured>,
-) -> Result<process::Captured, Failure> {
+) -> Result<process::Captured, FailedRun> {
     let program = job.config.program(job.reviewer.kind).clone();
     let out = outcome
-        .map_err(|e| Failure::new(ReviewerError::Spawn(job.reviewer.kind, program, e), None))?;
+        .map_err(|e| FailedRun::new(ReviewerError::Spawn(job.reviewer.kind, program, e), None))?;
     match out.ending {
-        Ending::TimedOut => Err(Failure::new(
+        Ending::TimedOut => Err(FailedRun::new(
             ReviewerError::Timeout(job.config.timeout),
             None,
         )),
-        Ending::Signaled(s) => Err(Failure::new(ReviewerError::Signal(s), None)),
+        Ending::Signaled(s) => Err(FailedRun::new(ReviewerError::Signal(s), None)),
         Ending::Exited(_) if out.stdout_truncated => {
-            Err(Failure::new(ReviewerError::Truncated, None))
+            Err(FailedRun::new(ReviewerError::Truncated, None))
         }
         Ending::Exited(_) => Ok(out),
     }
@@ -341,7 +343,7 @@ pub fn ended(
 
 /// A failure that quotes the reviewer's own words, naming rate and usage limits as
 /// such (SPEC §8); `exit` 0 when it exited successfully but reported an error.
-pub fn reported(words: &str, exit: i32) -> Failure {
+pub fn reported(words: &str, exit: i32) -> FailedRun {
     let words = clip(words.trim(), 301);
     let lower = words.to_ascii_lowercase();
     let limit = [
@@ -362,14 +364,14 @@ pub fn reported(words: &str, exit: i32) -> Failure {
     } else {
         words
     };
-    Failure::new(ReviewerError::Reported(text), Some(exit))
+    FailedRun::new(ReviewerError::Reported(text), Some(exit))
 }
 
 /// A rate or usage limit (HTTP 429/529, a usage cap), named as such: waiting is the fix,
 /// not the reviewer's setup.
-pub fn limited(words: &str, exit: i32) -> Failure {
+pub fn limited(words: &str, exit: i32) -> FailedRun {
     let words = clip(words.trim(), 301);
-    Failure::new(
+    FailedRun::new(
         ReviewerError::Reported(format!("hit a rate or usage limit ({words}){RETRY_ADVICE}")),
         Some(exit),
     )

@@ -83,7 +83,7 @@ pub fn write(
         }
     }
     text.push_str(&format!("--- prompt ---\n{prompt}\n"));
-    if let Err(e) = atomic::replace(log, text.as_bytes()) {
+    if let Err(e) = atomic::write_unsynced(log, text.as_bytes()) {
         eprintln!("taskie-hook: cannot write the reviewer log: {e}");
     }
 }

@@ -29,7 +29,7 @@ pub mod worktree_check;
 
 pub use config::{Config, program_var};
 pub use error::ReviewerError;
-pub use kinds::Run;
+pub use kinds::ReviewRun;
 
 use std::path::{Path, PathBuf};
 
@@ -70,7 +70,7 @@ pub fn review(
     due: &Due,
     config: &Config,
     run: &Start,
-) -> (Run, Report) {
+) -> (ReviewRun, Report) {
     let before = worktree_check::note(project);
     let mut done = review_once(project, f, due, config, run);
     let diff = project.logs().join(format!(
@@ -88,7 +88,7 @@ pub fn review(
         let body = log::read_bounded(&review_path).unwrap_or_default();
         let lines: String = header.iter().map(|l| format!("> {l}\n")).collect();
         let text = format!("{lines}\n{body}");
-        if let Err(e) = atomic::replace(&review_path, text.as_bytes()) {
+        if let Err(e) = atomic::write_unsynced(&review_path, text.as_bytes()) {
             eprintln!("taskie-hook: could not write the review file's header: {e}");
         }
     }
@@ -108,7 +108,7 @@ pub fn review(
 }
 
 /// One run of review `due`: its reviewer, or the panel, with failover.
-fn review_once(project: &Project, f: &Facts, due: &Due, config: &Config, run: &Start) -> Run {
+fn review_once(project: &Project, f: &Facts, due: &Due, config: &Config, run: &Start) -> ReviewRun {
     let plan_dir = project.plan_dir(f.plan);
     let review_path = plan_dir.join(&due.review_file);
     // A review file already there was left by an interrupted run: keep it, but out of
@@ -126,7 +126,7 @@ fn review_once(project: &Project, f: &Facts, due: &Due, config: &Config, run: &S
     }
     let Some(reviewer) = due.reviewers.first() else {
         // `decide` always names a reviewer; an empty list is the §8 reviewer.
-        return Run {
+        return ReviewRun {
             reviewed: Reviewed::Failed {
                 reason: "no reviewer is configured".into(),
                 log: String::new(),
@@ -143,7 +143,7 @@ fn review_once(project: &Project, f: &Facts, due: &Due, config: &Config, run: &S
     // Alternate mode with several kinds: an unavailable reviewer's iteration goes to the
     // next kind in the list (SPEC §22), never silently.
     let order = failover_order(reviewer, &due.base.reviewers);
-    let mut unavailable: Vec<(Reviewer, kinds::Failure, String)> = Vec::new();
+    let mut unavailable: Vec<(Reviewer, kinds::FailedRun, String)> = Vec::new();
     let mut spend = Spend::default();
     let mut processes = 0;
     let mut unsandboxed = None;
@@ -199,12 +199,12 @@ fn review_once(project: &Project, f: &Facts, due: &Due, config: &Config, run: &S
         };
         // claude wrote (or was given) the review file; the others answer with text.
         let written = if reviewer.kind != Kind::Claude && !review_path.exists() {
-            atomic::replace(&review_path, said.text.as_bytes())
+            atomic::write_unsynced(&review_path, said.text.as_bytes())
         } else {
             Ok(())
         };
         let reviewed = match written.and_then(|()| header(&review_path, &failover)) {
-            Err(e) => kinds::Failure::new(
+            Err(e) => kinds::FailedRun::new(
                 ReviewerError::Reported(format!("cannot write the review file: {e}")),
                 Some(0),
             )
@@ -219,7 +219,7 @@ fn review_once(project: &Project, f: &Facts, due: &Due, config: &Config, run: &S
         };
         // One review, by this reviewer: the unavailable ones before it ran no review.
         let reviews = u64::from(matches!(reviewed, Reviewed::Verdict { .. }));
-        return Run {
+        return ReviewRun {
             reviewed,
             processes,
             reviews,
@@ -228,7 +228,7 @@ fn review_once(project: &Project, f: &Facts, due: &Due, config: &Config, run: &S
             unsandboxed,
         };
     }
-    Run {
+    ReviewRun {
         reviewed: all_unavailable(&unavailable, f.now),
         processes,
         reviews: 0,
@@ -255,7 +255,7 @@ pub fn failover_order(first: &Reviewer, configured: &[Reviewer]) -> Vec<Reviewer
 
 /// Every reviewer asked was unavailable. When they all hit a usage limit with a reset
 /// time, the plan pauses until the first reset; otherwise it is a failure naming each.
-pub fn all_unavailable(unavailable: &[(Reviewer, kinds::Failure, String)], now: i64) -> Reviewed {
+pub fn all_unavailable(unavailable: &[(Reviewer, kinds::FailedRun, String)], now: i64) -> Reviewed {
     let concluded: Vec<Reviewed> = unavailable
         .iter()
         .map(|(r, failure, log)| failure.concluded(r, log, now))

@@ -11,14 +11,14 @@ use crate::model::spend::Spend;
 use crate::model::verdict::{Reading, Verdict};
 use crate::reviewer::config::Config;
 use crate::reviewer::error::ReviewerError;
-use crate::reviewer::kinds::Run;
-use crate::reviewer::kinds::{Attempt, Failure, Job, Said, StartLine, Ticket};
+use crate::reviewer::kinds::ReviewRun;
+use crate::reviewer::kinds::{Attempt, FailedRun, GivenReview, Job, StartLine, Ticket};
 use crate::reviewer::{claude, codex, gemini, log};
 use crate::store::atomic;
 use crate::store::event_log::Member;
 use crate::store::project::Project;
 
-pub fn run(project: &Project, f: &Facts, due: &Due, config: &Config, stamp: &str) -> Run {
+pub fn run(project: &Project, f: &Facts, due: &Due, config: &Config, stamp: &str) -> ReviewRun {
     let budget = claude::budget(due);
     let line = StartLine::new(due.reviewers.len());
     let line = &line;
@@ -97,7 +97,7 @@ fn thread_failed(reviewer: &Reviewer) -> Attempt {
         log: String::new(),
         started: false,
         spend: Spend::default(),
-        result: Err(Failure::new(
+        result: Err(FailedRun::new(
             ReviewerError::Reported("the reviewer's thread failed".into()),
             None,
         )),
@@ -105,14 +105,14 @@ fn thread_failed(reviewer: &Reviewer) -> Attempt {
     }
 }
 
-fn conclude(project: &Project, f: &Facts, due: &Due, attempts: Vec<Attempt>) -> Run {
+fn conclude(project: &Project, f: &Facts, due: &Due, attempts: Vec<Attempt>) -> ReviewRun {
     let spend = attempts
         .iter()
         .fold(Spend::default(), |acc, a| acc.alongside(&a.spend));
     let processes = attempts.iter().filter(|a| a.started).count() as u64;
     let members: Vec<Member> = attempts.iter().map(member).collect();
     let unsandboxed = attempts.iter().find_map(|a| a.unsandboxed.clone());
-    let said: Vec<(&Reviewer, &Said)> = attempts
+    let said: Vec<(&Reviewer, &GivenReview)> = attempts
         .iter()
         .filter_map(|a| a.result.as_ref().ok().map(|s| (&a.reviewer, s)))
         .collect();
@@ -120,7 +120,7 @@ fn conclude(project: &Project, f: &Facts, due: &Due, attempts: Vec<Attempt>) -> 
     let reviewed = if said.is_empty() {
         // Nobody reviewed: a failure naming each member, or a pause when all of them
         // are at a usage limit that says when it resets.
-        let failed: Vec<(Reviewer, Failure, String)> = attempts
+        let failed: Vec<(Reviewer, FailedRun, String)> = attempts
             .into_iter()
             .filter_map(|a| match a.result {
                 Err(e) => Some((a.reviewer, e, a.log)),
@@ -148,7 +148,7 @@ fn conclude(project: &Project, f: &Facts, due: &Due, attempts: Vec<Attempt>) -> 
             text = format!("> Failover: {}.\n\n{text}", failover.sentence());
         }
         let path = project.plan_dir(f.plan).join(&due.review_file);
-        match atomic::replace(&path, text.as_bytes()) {
+        match atomic::write_unsynced(&path, text.as_bytes()) {
             Ok(()) => Reviewed::Verdict {
                 reading,
                 exit: 0,
@@ -182,7 +182,7 @@ fn conclude(project: &Project, f: &Facts, due: &Due, attempts: Vec<Attempt>) -> 
         Reviewed::Verdict { .. } => reviewed_by,
         _ => 0,
     };
-    Run {
+    ReviewRun {
         reviewed,
         processes,
         reviews,
@@ -209,7 +209,7 @@ fn member(a: &Attempt) -> Member {
 /// The panel's review file and verdict: one section per reviewer, in the order of
 /// `reviewers`, then the panel's `VERDICT:` line, which is PASS only if every
 /// reviewer's verdict is PASS.
-pub fn merge(due: &Due, said: &[(&Reviewer, &Said)]) -> (String, Reading) {
+pub fn merge(due: &Due, said: &[(&Reviewer, &GivenReview)]) -> (String, Reading) {
     let all_pass = !said.is_empty() && said.iter().all(|(_, s)| s.reading.verdict == Verdict::Pass);
     let verdict = if all_pass {
         Verdict::Pass
@@ -264,8 +264,8 @@ mod tests {
         }
     }
 
-    fn said(v: Verdict) -> Said {
-        Said {
+    fn said(v: Verdict) -> GivenReview {
+        GivenReview {
             reading: Reading {
                 verdict: v,
                 source: "x".into(),

@@ -113,7 +113,7 @@ pub fn compare(project: &Project, before: Before, diff: &Path) -> Report {
         return report;
     }
     let text = diff_text(&before, &report);
-    match atomic::replace(diff, text.as_bytes()) {
+    match atomic::write_unsynced(diff, text.as_bytes()) {
         Ok(()) => report.diff = Some(project.relative(diff)),
         Err(e) => eprintln!("taskie-hook: could not save {}: {e}", diff.display()),
     }

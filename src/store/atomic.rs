@@ -1,9 +1,9 @@
 //! The one way taskie rewrites a file (SPEC §3): temp file in the same directory,
 //! write, rename over the target, so a kill at any instant leaves the old or the new
 //! content. Only what must survive a crash of the machine is also forced to disk
-//! ([`write`]: fsync the file, rename, fsync the directory): state.json, and the review
+//! ([`write_durable`]: fsync the file, rename, fsync the directory): state.json, and the review
 //! file it points to, synced by the hook just before ([`sync_file`], SPEC §5 step 18).
-//! The rest ([`replace`]: bindings, logs, the block count, the spend ledger) is not worth
+//! The rest ([`write_unsynced`]: bindings, logs, the block count, the spend ledger) is not worth
 //! an fsync at every stop: each fsync costs more than the whole hook's own work.
 
 use std::io::{self, Write};
@@ -26,27 +26,31 @@ use crate::model::plan_file::TEMP_PREFIX;
 ///
 /// The new file keeps the permission bits of the file it replaces; a file that did not
 /// exist gets 0666 less the umask, as any newly created file does.
-pub fn write(path: &Path, bytes: &[u8]) -> io::Result<()> {
+pub fn write_durable(path: &Path, bytes: &[u8]) -> io::Result<()> {
     rewrite(path, bytes, true, || {})
 }
 
-/// [`write`], calling `before_rename` once the new content is on disk and before it
+/// [`write_durable`], calling `before_rename` once the new content is on disk and before it
 /// replaces the old: there the caller waits for what must be durable before the file that
 /// points to it (a review file being synced meanwhile, [`sync_file_in_background`]).
-pub fn write_after(path: &Path, bytes: &[u8], before_rename: impl FnOnce()) -> io::Result<()> {
+pub fn write_durable_after(
+    path: &Path,
+    bytes: &[u8],
+    before_rename: impl FnOnce(),
+) -> io::Result<()> {
     rewrite(path, bytes, true, before_rename)
 }
 
 /// Replaces `path` with `bytes` so that a kill of the process at any instant leaves either
 /// the old or the new content; nothing is forced to disk, so a crash of the machine soon
-/// after may leave the old one. Same permission rules as [`write`].
-pub fn replace(path: &Path, bytes: &[u8]) -> io::Result<()> {
+/// after may leave the old one. Same permission rules as [`write_durable`].
+pub fn write_unsynced(path: &Path, bytes: &[u8]) -> io::Result<()> {
     rewrite(path, bytes, false, || {})
 }
 
 /// Forces the content of an existing regular file to disk (a review file the reviewer
 /// wrote, before the state that points to it). Its directory entry is made durable by the
-/// directory sync of the [`write`] that follows in the same directory.
+/// directory sync of the [`write_durable`] that follows in the same directory.
 pub fn sync_file(path: &Path) -> io::Result<()> {
     let file = crate::store::fs::open_regular(path, crate::store::fs::Open::Flush)?;
     sync(&file, path)
@@ -88,13 +92,13 @@ impl Pending {
 
 /// Inserts `bytes` into the file at `path` at byte offset `at`, keeping every byte it held,
 /// whatever its size and whether or not it is text: the file is streamed into the new one,
-/// never read whole, and the new file replaces it (as [`replace`] does) only when it holds
+/// never read whole, and the new file replaces it (as [`write_unsynced`] does) only when it holds
 /// all of the old one. A missing file becomes `bytes`.
 pub fn insert(path: &Path, at: u64, bytes: &[u8]) -> io::Result<()> {
     let (mut old, len) =
         match crate::store::fs::open_regular_sized(path, crate::store::fs::Open::Read) {
             Ok(opened) => opened,
-            Err(e) if e.kind() == io::ErrorKind::NotFound => return replace(path, bytes),
+            Err(e) if e.kind() == io::ErrorKind::NotFound => return write_unsynced(path, bytes),
             Err(e) => return Err(e),
         };
     rewrite_with(
@@ -344,7 +348,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let target = dir.path().join("state.json");
         std::fs::write(&target, b"old").unwrap();
-        write(&target, b"new\n").unwrap();
+        write_durable(&target, b"new\n").unwrap();
         assert_eq!(std::fs::read(&target).unwrap(), b"new\n");
         let names: Vec<_> = std::fs::read_dir(dir.path())
             .unwrap()
@@ -386,7 +390,7 @@ mod tests {
     fn names_the_path_when_the_directory_is_missing() {
         let dir = tempfile::tempdir().unwrap();
         let target = dir.path().join("nope").join("state.json");
-        let err = write(&target, b"x").unwrap_err();
+        let err = write_durable(&target, b"x").unwrap_err();
         assert!(err.to_string().contains("nope"), "{err}");
     }
 }

@@ -60,7 +60,7 @@ pub fn set(project: &Project, key: &Key, n: u64) -> std::io::Result<()> {
         )));
     }
     crate::store::project::create_runtime_dir(&dir)?;
-    atomic::replace(&path, format!("{n}\n").as_bytes())
+    atomic::write_unsynced(&path, format!("{n}\n").as_bytes())
 }
 
 #[cfg(test)]

@@ -47,7 +47,9 @@ pub struct Record {
     pub ts: String,
     pub plan: String,
     pub outcome: &'static str,
-    pub path: Branch,
+    /// The branch taken. Logged as `path`, the name SPEC §10 gives it and scripts read.
+    #[serde(rename = "path")]
+    pub branch: Branch,
     pub review: Option<&'static str>,
     pub iteration: Option<u64>,
     pub model: Option<String>,
@@ -117,7 +119,9 @@ impl Record {
 pub struct Logged {
     pub ts: String,
     pub plan: String,
-    pub path: String,
+    /// [`Record::branch`], logged as `path`.
+    #[serde(rename = "path")]
+    pub branch: String,
     pub review: Option<String>,
     pub iteration: Option<u64>,
     pub model: Option<String>,
@@ -130,7 +134,7 @@ pub struct Logged {
 impl Logged {
     fn run(self) -> spend::Run {
         spend::Run {
-            advanced: self.path == Branch::Advanced.as_str(),
+            advanced: self.branch == Branch::Advanced.as_str(),
             review: self.review,
             iteration: self.iteration,
             reviews: self.reviews.unwrap_or(0),
@@ -349,7 +353,7 @@ mod tests {
         let rec = |plan: &str, cost: f64| Record {
             plan: plan.into(),
             outcome: "block",
-            path: Branch::ReviewBlocked,
+            branch: Branch::ReviewBlocked,
             review: Some("plan-review"),
             iteration: Some(1),
             reviews: Some(2),
@@ -379,6 +383,35 @@ mod tests {
         assert_eq!(runs.len(), 2);
         let t = spend::plan(&runs);
         assert_eq!((t.reviews, t.cost_usd, t.review_seconds), (4, 0.75, 3.0));
+    }
+
+    #[test]
+    fn the_branch_is_logged_as_path_and_a_line_an_older_taskie_wrote_reads_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let rec = Record {
+            plan: "p".into(),
+            branch: Branch::Advanced,
+            review: Some("plan-review"),
+            ..Record::default()
+        };
+        append(dir.path(), &rec).unwrap();
+        let old = "{\"ts\":\"t\",\"plan\":\"p\",\"outcome\":\"block\",\"path\":\"review-blocked\",\"review\":\"plan-review\",\"iteration\":1}\n";
+        let mut f = std::fs::OpenOptions::new()
+            .append(true)
+            .open(dir.path().join(FILE))
+            .unwrap();
+        f.write_all(old.as_bytes()).unwrap();
+        let text = std::fs::read_to_string(dir.path().join(FILE)).unwrap();
+        let first: serde_json::Value = serde_json::from_str(text.lines().next().unwrap()).unwrap();
+        assert_eq!(
+            (&first["path"], first.get("branch")),
+            (&"advanced".into(), None)
+        );
+        let branches: Vec<String> = recent_history(dir.path(), "p", "plan-review")
+            .into_iter()
+            .map(|l| l.branch)
+            .collect();
+        assert_eq!(branches, ["advanced", "review-blocked"]);
     }
 
     #[test]

@@ -82,7 +82,7 @@ impl Notification {
 /// is not notified again by this rule's caller (see `send_for_stop`).
 pub fn for_stop(rec: &Record, project: &Path) -> Option<Notification> {
     let review = rec.review.unwrap_or("review");
-    let (event, text) = match rec.path {
+    let (event, text) = match rec.branch {
         Branch::HardStop if rec.stop_reason == Some("budget_exhausted") => (
             Kind::BudgetSpent,
             format!(
@@ -196,7 +196,7 @@ pub fn send_for_stop(rec: &Record, project: &Path, logs: &Path) {
         if std::fs::read_to_string(&marker).is_ok_and(|k| k == key) {
             return;
         }
-        let _ = crate::store::atomic::replace(&marker, key.as_bytes());
+        let _ = crate::store::atomic::write_unsynced(&marker, key.as_bytes());
     }
     send(&n, logs);
 }
@@ -353,10 +353,10 @@ mod platform {
 mod tests {
     use super::*;
 
-    fn rec(path: Branch) -> Record {
+    fn rec(branch: Branch) -> Record {
         Record {
             plan: "p".into(),
-            path,
+            branch,
             review: Some("plan-review"),
             iteration: Some(3),
             ..Record::default()

@@ -209,7 +209,7 @@ pub fn bind(project: &Project, session: &SessionId, plan: &str) -> std::io::Resu
     };
     let mut text = serde_json::to_string_pretty(&binding).map_err(std::io::Error::other)?;
     text.push('\n');
-    atomic::replace(&path, text.as_bytes())
+    atomic::write_unsynced(&path, text.as_bytes())
 }
 
 #[cfg(test)]

@@ -138,14 +138,14 @@ pub fn settle_ledgers(dir: &Path) -> io::Result<()> {
         && l.pending.is_some()
     {
         l.settle(tag().as_deref());
-        atomic::replace(
+        atomic::write_unsynced(
             &dir.join(crate::model::plan_file::FINDINGS_FILE),
             l.to_json().as_bytes(),
         )?;
     }
     if let Some(mut l) = spend_as_written(dir).filter(|l| l.pending.is_some()) {
         l.settle(tag().as_deref());
-        atomic::replace(&dir.join(SPEND_FILE), l.to_json().as_bytes())?;
+        atomic::write_unsynced(&dir.join(SPEND_FILE), l.to_json().as_bytes())?;
     }
     Ok(())
 }

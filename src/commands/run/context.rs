@@ -74,7 +74,7 @@ impl Context {
             Lane::Running { agent, .. } | Lane::Paused { agent, .. } => agent.as_deref(),
             _ => None,
         }
-        .and_then(Client::parse)
+        .and_then(Client::from_name)
         .unwrap_or(self.agents[0])
     }
 

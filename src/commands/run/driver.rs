@@ -486,7 +486,7 @@ pub fn land(ctx: &Context, state: &mut RunState) -> Result<Option<String>> {
         if let Ok(text) = std::fs::read_to_string(&path) {
             let marked = crate::model::tasks::with_status(&text, &merged, "done");
             if marked != text {
-                crate::store::atomic::write(&path, marked.as_bytes())
+                crate::store::atomic::write_durable(&path, marked.as_bytes())
                     .map_err(|e| format!("landed, but {} was not updated: {e}", path.display()))?;
             }
         }

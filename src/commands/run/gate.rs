@@ -85,7 +85,7 @@ pub fn prepare(
         object.remove("review_failures");
         object.remove("auto_continue");
         object.remove("paused_until");
-        crate::store::atomic::write(
+        crate::store::atomic::write_durable(
             &state_path,
             (serde_json::to_string_pretty(&state).expect("json") + "\n").as_bytes(),
         )?;
@@ -94,7 +94,7 @@ pub fn prepare(
         run: ctx.run.clone(),
         task: task.to_string(),
     };
-    crate::store::atomic::write(
+    crate::store::atomic::write_durable(
         &gate.join(GATE_MARK),
         serde_json::to_string(&mark).expect("json").as_bytes(),
     )?;

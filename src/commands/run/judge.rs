@@ -75,7 +75,7 @@ pub fn judge(
             return paused(Some(until), "the reviewer's usage limit".into(), None);
         }
         let local = jiff::tz::TimeZone::system();
-        if let Some(limit) = crate::model::limit::agent_limit(agent.kind(), &output, now, &local) {
+        if let Some(limit) = crate::model::limit::agent_limit(agent, &output, now, &local) {
             return paused(
                 limit.until,
                 format!("{}'s usage limit ({})", agent.name(), limit.words),

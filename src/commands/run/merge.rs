@@ -259,7 +259,7 @@ fn mark_done(ctx: &Context, git: &Git, task: &str) -> Result<Option<String>> {
         return Ok(None);
     }
     let step = |r: crate::store::git::Result<String>| r.map_err(|e| e.to_string());
-    crate::store::atomic::write(&path, marked.as_bytes()).map_err(|e| e.to_string())?;
+    crate::store::atomic::write_durable(&path, marked.as_bytes()).map_err(|e| e.to_string())?;
     step(git.run(&["add", "--", &rel]))?;
     step(git.run(&["commit", "-q", "--amend", "--no-edit", "--no-verify"]))?;
     step(git.commit_of("HEAD")).map(Some)

@@ -31,7 +31,7 @@ fn tasks(target: &Target) -> Result<Table, Error> {
         if cell.is_empty() || matches!(cell.as_str(), "-" | "—" | "–") {
             continue;
         }
-        let agent = Client::parse(&cell.to_lowercase()).ok_or_else(|| {
+        let agent = Client::from_name(&cell.to_lowercase()).ok_or_else(|| {
             Error::Refused(format!(
                 "{} line {line}: task {id} names the agent \"{cell}\", which is not one taskie run starts; \
                  write claude, codex or gemini in its Agent cell, or leave it empty",
@@ -143,7 +143,11 @@ pub fn open(target: &Target, checkout: Git, opts: &Options) -> Result<(Context, 
     fs_err::create_dir_all(&work)?;
     let work = work.canonicalize()?;
     // The run's CLIs as it began with them.
-    let mut agents: Vec<Client> = state.agent.split(',').filter_map(Client::parse).collect();
+    let mut agents: Vec<Client> = state
+        .agent
+        .split(',')
+        .filter_map(Client::from_name)
+        .collect();
     if agents.is_empty() {
         agents = opts.agents.clone();
     }

@@ -249,7 +249,7 @@ mod tests {
 
     #[test]
     fn several_clis_share_the_sessions_two_each_and_a_named_cli_is_honoured() {
-        use Client::{Claude, Codex, Gemini};
+        use crate::model::vendor::Vendor::{Claude, Codex, Gemini};
         let mut tasks: Vec<Task> = (1..=6).map(|i| task(&i.to_string(), &[])).collect();
         tasks[4].agent = Some(Gemini);
         let s = state(&[]);

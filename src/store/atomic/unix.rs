@@ -46,7 +46,7 @@ pub(super) fn directory_handle(dir: &Path) -> io::Result<Option<std::fs::File>> 
 
 #[cfg(test)]
 mod tests {
-    use super::super::write;
+    use super::super::write_durable;
     use super::*;
 
     fn mode(path: &Path) -> u32 {
@@ -60,7 +60,7 @@ mod tests {
         for bits in [0o644, 0o600, 0o640, 0o664] {
             std::fs::write(&target, b"old").unwrap();
             std::fs::set_permissions(&target, Permissions::from_mode(bits)).unwrap();
-            write(&target, b"new").unwrap();
+            write_durable(&target, b"new").unwrap();
             assert_eq!(mode(&target), bits, "{bits:o}");
         }
     }
@@ -69,7 +69,7 @@ mod tests {
     fn a_new_file_gets_the_mode_a_created_file_gets() {
         let dir = tempfile::tempdir().unwrap();
         let ours = dir.path().join("state.json");
-        write(&ours, b"x").unwrap();
+        write_durable(&ours, b"x").unwrap();
         // Whatever the umask of the test run: the same as a plainly created file.
         let plain = dir.path().join("plain");
         std::fs::write(&plain, b"x").unwrap();

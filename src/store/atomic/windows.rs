@@ -43,7 +43,7 @@ pub(super) fn directory_handle(_: &Path) -> io::Result<Option<std::fs::File>> {
 
 #[cfg(test)]
 mod tests {
-    use super::super::replace;
+    use super::super::write_unsynced;
     use std::os::windows::fs::OpenOptionsExt;
     use windows_sys::Win32::Storage::FileSystem::{FILE_SHARE_READ, FILE_SHARE_WRITE};
 
@@ -62,7 +62,7 @@ mod tests {
             std::thread::sleep(std::time::Duration::from_millis(50));
             drop(held);
         });
-        replace(&target, b"new").unwrap();
+        write_unsynced(&target, b"new").unwrap();
         holder.join().unwrap();
         assert_eq!(std::fs::read(&target).unwrap(), b"new");
     }
@@ -77,7 +77,7 @@ mod tests {
             .share_mode(FILE_SHARE_READ)
             .open(&target)
             .unwrap();
-        let err = replace(&target, b"new").unwrap_err();
+        let err = write_unsynced(&target, b"new").unwrap_err();
         assert!(err.to_string().contains("state.json"), "{err}");
         assert_eq!(std::fs::read(&target).unwrap(), b"old");
     }

@@ -20,7 +20,7 @@ pub fn detect(event: &Event, forced: Option<&str>) -> Detected {
     let from_event = from_event(event);
     match forced {
         None => from_event,
-        Some(name) => match Client::parse(name) {
+        Some(name) => match Client::from_name(name) {
             Some(client) => Detected {
                 client,
                 why: format!("TASKIE_CLIENT={name}"),
@@ -103,7 +103,7 @@ pub fn provide_own_actions(host: &Host) {
             continue;
         }
         let written = fs_err::create_dir_all(&dir)
-            .and_then(|()| crate::store::atomic::replace(&path, text.as_bytes()));
+            .and_then(|()| crate::store::atomic::write_unsynced(&path, text.as_bytes()));
         if let Err(e) = written {
             eprintln!("taskie-hook: could not write the action {name} for the agent to read: {e}");
             return;
