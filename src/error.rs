@@ -2,6 +2,7 @@
 //! into the exit status and one line on stderr, and `continue-plan` branches on it (a
 //! project without plans is a routing answer there, not a failure).
 
+use crate::model::plan_file;
 use crate::model::state::StateError;
 use std::fmt;
 use std::io;
@@ -66,11 +67,12 @@ impl fmt::Display for Error {
             ),
             Error::NoState(plan) => write!(
                 f,
-                ".taskie/plans/{plan}/state.json does not exist; run `taskie init {plan}` to create it"
+                "{} does not exist; run `taskie init {plan}` to create it",
+                plan_file::rel(plan, plan_file::STATE_FILE)
             ),
             // StateError's text starts with "state.json", so the prefix makes it a path.
             Error::State { plan, error } => {
-                write!(f, ".taskie/plans/{plan}/{}", error.explain(plan))
+                write!(f, "{}/{}", plan_file::rel_dir(plan), error.explain(plan))
             }
             Error::Invalid {
                 plan,
@@ -89,9 +91,10 @@ impl fmt::Display for Error {
                 } else {
                     write!(
                         f,
-                        "plan '{plan}' has {n} structure error{s}: {}; fix the files in .taskie/plans/{plan}/, \
+                        "plan '{plan}' has {n} structure error{s}: {}; fix the files in {}/, \
                          then check with `taskie validate --plan {plan}`",
-                        crate::model::validate::joined(errors)
+                        crate::model::validate::joined(errors),
+                        plan_file::rel_dir(plan)
                     )
                 }
             }

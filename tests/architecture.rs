@@ -367,6 +367,45 @@ fn the_environment_is_read_only_in_env_rs() {
     assert_eq!(readers, ["env.rs"], "files that read the environment");
 }
 
+/// A plan's files are found through the plan handle (`store::project::PlanRef`) and the
+/// names in `model/plan_file.rs`: outside `store/` and `model/` no code joins "plans", a
+/// ledger's or the state's file name, or builds `.taskie/plans/<id>` in a format string.
+#[test]
+fn plan_paths_are_joined_only_in_store_and_model() {
+    let mut files = Vec::new();
+    rust_files(&src(), &mut files);
+    let forbidden = [
+        "join(\"plans\")",
+        "\"state.json\"",
+        "\"findings.json\"",
+        "\"spend.json\"",
+        "\"events.jsonl\"",
+        ".taskie/plans/{",
+        ".taskie/plans\")",
+    ];
+    let mut found = Vec::new();
+    for file in &files {
+        let rel = file.strip_prefix(src()).unwrap();
+        if rel.starts_with("store") || rel.starts_with("model") {
+            continue;
+        }
+        let text = std::fs::read_to_string(file).unwrap();
+        let code = text.split("#[cfg(test)]").next().unwrap_or("");
+        for (n, line) in code.lines().enumerate() {
+            if line.trim_start().starts_with("//") {
+                continue;
+            }
+            if let Some(f) = forbidden.iter().find(|f| line.contains(*f)) {
+                found.push(format!("{}:{} {f}", rel.display(), n + 1));
+            }
+        }
+    }
+    assert!(
+        found.is_empty(),
+        "plan paths built by hand (use store::project::PlanRef): {found:#?}"
+    );
+}
+
 /// The texts Taskie puts into the agent's conversation (every one begins `Taskie:`) are
 /// written in three files, so their voice and their commands are reviewed together:
 /// `hook/message.rs` (every answer of the hook), `store/diagnostics.rs` (the hard stop's

@@ -122,7 +122,7 @@ fn without_state(f: &Facts) -> Route {
         return answer(
             Next::AskHuman,
             back.task.map(|t| t.to_string()),
-            back.explain(f.plan, &f.rel("state.json")),
+            back.explain(f.plan, &f.rel(crate::model::plan_file::STATE_FILE)),
         );
     }
     if !f.has_file("tasks.md") {

@@ -56,8 +56,8 @@ pub fn run(
     // No .taskie anywhere above: the plan would start here.
     let project = inv.project().map_err(|e| match e {
         Error::NoProject(dir) => write_first(
-            &dir.join(".taskie/plans")
-                .join(plan)
+            &crate::store::project::Project::new(dir)
+                .plan_dir(plan)
                 .join("plan.md")
                 .display()
                 .to_string(),
@@ -81,7 +81,7 @@ pub fn run(
         };
         return Err(Error::Refused(format!(
             "{} already exists ({now}); nothing was changed. `taskie init {plan} --force` starts the plan's state over",
-            target.rel("state.json")
+            target.rel(crate::model::plan_file::STATE_FILE)
         )));
     }
     if let Some(w) = too_few_reviews(&state) {
@@ -89,7 +89,7 @@ pub fn run(
     }
     target.write_state(&held, &state)?;
     // The plan's spend ledger starts empty (SPEC §18); a restarted plan keeps what it spent.
-    let ledger = target.dir().join(crate::model::plan_file::SPEND_FILE);
+    let ledger = target.spend_path();
     if std::fs::symlink_metadata(&ledger).is_err() {
         crate::store::atomic::write_durable(
             &ledger,
@@ -121,7 +121,7 @@ pub fn run(
     writeln!(
         out,
         "Initialised {}: phase new-plan, next_phase plan-review, max_reviews {max_reviews}, tdd {tdd}. {next}",
-        target.rel("state.json")
+        target.rel(crate::model::plan_file::STATE_FILE)
     )?;
     Ok(())
 }

@@ -190,14 +190,14 @@ impl PlanRef {
                  real directory"
             )));
         }
-        match lock::try_lock(&self.project.locks(), &self.plan)? {
+        match lock::try_lock(&self.locks(), &self.plan)? {
             Some(held) => {
                 atomic::remove_leftovers(&self.dir());
                 Ok(held)
             }
             None => Err(Error::Locked {
                 plan: self.plan.clone(),
-                holder: lock::holder_text(&self.project.locks(), &self.plan),
+                holder: lock::holder_text(&self.locks(), &self.plan),
             }),
         }
     }

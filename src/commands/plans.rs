@@ -43,7 +43,7 @@ fn last_change(dir: &std::path::Path) -> Option<SystemTime> {
         .filter(|e| {
             let name = e.file_name();
             let name = name.to_string_lossy();
-            name.ends_with(".md") || name == "state.json"
+            name.ends_with(".md") || name == crate::model::plan_file::STATE_FILE
         })
         .filter_map(|e| e.metadata().ok()?.modified().ok())
         .max()

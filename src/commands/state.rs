@@ -104,7 +104,7 @@ fn unlisted_task(
     Err(Error::Refused(format!(
         "nothing was changed in {}: current_task {task} is not a task of {} (it lists {}); use one of those \
          ids, or add the task first (/taskie:add-task)",
-        target.rel("state.json"),
+        target.rel(crate::model::plan_file::STATE_FILE),
         target.rel("tasks.md"),
         ids.join(", ")
     )))
@@ -149,7 +149,7 @@ pub fn set(
     let assignments = parse_assignments(words).map_err(|e| match e {
         Error::Refused(m) => Error::Refused(format!(
             "nothing was changed in {}: {m}",
-            target.rel("state.json")
+            target.rel(crate::model::plan_file::STATE_FILE)
         )),
         other => other,
     })?;
@@ -196,7 +196,7 @@ pub fn set(
         writeln!(
             out,
             "Saved, but {} still needs fixing: {e}",
-            target.rel("state.json")
+            target.rel(crate::model::plan_file::STATE_FILE)
         )?;
     }
     Ok(())

@@ -320,7 +320,7 @@ pub fn build(
         Ok(None) => (
             None,
             cycle::recover_from_files(f.files)
-                .map(|back| back.explain(f.plan, &f.rel("state.json"))),
+                .map(|back| back.explain(f.plan, &f.rel(crate::model::plan_file::STATE_FILE))),
         ),
         Err(e) => (None, Some(format!("{dir}/{}", e.explain(f.plan)))),
     };
@@ -722,7 +722,7 @@ pub fn run(
     let target = inv.target(plan)?;
     let gathered = target.gather()?;
     let facts = gathered.facts();
-    let logs = target.project.logs();
+    let logs = target.logs();
     // What the reviews cost and said, from the plan's small ledger (SPEC §18): O(1)
     // whatever the size of the event log.
     let ledger = snapshot::ledger(&target.dir(), &target.plan);
@@ -754,7 +754,7 @@ pub fn run(
         .filter(|c| c.review_failures > 0)
         .and_then(|c| ledger_cycle(&ledger, c.review, c.task))
         .and_then(|l| l.last_failure.clone());
-    report.running = lock::running(&target.project.locks(), &target.plan);
+    report.running = lock::running(&target.locks(), &target.plan);
     match snapshot::findings(&target.dir()) {
         Ok(ledger) => findings_of(&mut report, &ledger),
         Err(e) => eprintln!("taskie: {e}"),

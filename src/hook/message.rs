@@ -23,7 +23,8 @@ pub fn invalid_plan(plan: &str, errors: &[crate::model::validate::StructureError
 pub fn state_error(plan: &str, e: &StateError) -> String {
     // StateError's text starts with "state.json", so prefixing the directory names the file.
     format!(
-        "Taskie: plan '{plan}': .taskie/plans/{plan}/{}. The file was left unchanged; no review runs until it is fixed.",
+        "Taskie: plan '{plan}': {}/{}. The file was left unchanged; no review runs until it is fixed.",
+        crate::model::plan_file::rel_dir(plan),
         e.explain(plan)
     )
 }
@@ -91,9 +92,11 @@ pub fn precondition(plan: &str, r: Review, missing: &str) -> String {
 pub fn cannot_save(plan: &str, due: &Due, problem: &str) -> String {
     format!(
         "Taskie: plan '{plan}': {} #{} is due, but the plan directory cannot be written ({problem}), so its outcome \
-         could not be saved: no review was started. Make .taskie/plans/{plan}/ writable (or free disk space), then \
+         could not be saved: no review was started. Make {}/ writable (or free disk space), then \
          stop again.",
-        due.review, due.iteration
+        due.review,
+        due.iteration,
+        crate::model::plan_file::rel_dir(plan)
     )
 }
 

@@ -9,7 +9,6 @@ use crate::model::facts::Facts;
 use crate::model::findings::Ledger;
 use crate::model::host::Host;
 use crate::model::phase::Review;
-use crate::model::plan_file::SPEND_FILE;
 use crate::model::spend;
 use crate::model::state::State;
 use crate::reviewer;
@@ -287,7 +286,8 @@ fn run_plan(
     {
         return Finished::answer(Answer::allow(message::escaping_link(&plan, &problem)));
     }
-    let lock = match lock::try_lock(&project.locks(), &plan) {
+    let handle = project::PlanRef::new(project.clone(), plan.as_str());
+    let lock = match lock::try_lock(&handle.locks(), &plan) {
         Ok(Some(l)) => l,
         Ok(None) => {
             let rec = Record {
@@ -296,7 +296,7 @@ fn run_plan(
                 branch: Branch::Locked,
                 ..Record::default()
             };
-            let m = message::busy(&plan, &lock::holder_text(&project.locks(), &plan));
+            let m = message::busy(&plan, &lock::holder_text(&handle.locks(), &plan));
             return Finished {
                 answer: Answer::allow(m),
                 event: Some((logs, rec)),
@@ -306,7 +306,6 @@ fn run_plan(
         }
         Err(e) => return internal(format!("cannot take the plan lock: {e}")),
     };
-    let handle = project::PlanRef::new(project.clone(), plan.as_str());
     let (dir, state_path) = (handle.dir(), handle.state_path());
     let gathered = match Gathered::read_locked(&dir, &plan, event.stop_hook_active) {
         Ok(g) => g,
@@ -318,10 +317,10 @@ fn run_plan(
     // `taskie status`) would be added up from the event log: do that once, here, so no
     // later stop or status reads the log again.
     if let Ok(Some(_)) = &gathered.state
-        && std::fs::symlink_metadata(dir.join(SPEND_FILE)).is_err()
+        && std::fs::symlink_metadata(handle.spend_path()).is_err()
     {
         let ledger = snapshot::ledger(&dir, &plan);
-        let _ = atomic::write_unsynced(&dir.join(SPEND_FILE), ledger.to_json().as_bytes());
+        let _ = atomic::write_unsynced(&handle.spend_path(), ledger.to_json().as_bytes());
     }
     // The review file's fsync, under way while the ledgers and the state are written.
     let mut review_sync: Option<atomic::Pending> = None;
@@ -403,7 +402,7 @@ fn run_plan(
             let read = ledger.clone();
             let unanswered = post_review_answers(&mut ledger, &facts, &due, &dir);
             if ledger != read {
-                write_findings(&dir, &ledger);
+                write_findings(&handle, &ledger);
             }
             let (mut run, worktree) = reviewer::review(project, &facts, &due, &config, &start);
             lock.clear();
@@ -485,7 +484,7 @@ fn run_plan(
                     resolved: verified.resolved,
                     reopened: verified.reopened,
                 });
-                write_findings(&dir, &ledger);
+                write_findings(&handle, &ledger);
             }
             let failure = match &run.reviewed {
                 Reviewed::Failed { reason, log, .. } => Some(format!("{reason} (log {log})")),
@@ -513,7 +512,7 @@ fn run_plan(
                     Some(tag) => ledger.record_pending(&entry, tag),
                     None => ledger.record(&entry),
                 }
-                write_spend(&dir, &plan, &ledger);
+                write_spend(&handle, &ledger);
                 spent = Some(ledger);
             }
             atomic::pause_point("ledgers-pending", &state_path);
@@ -562,13 +561,13 @@ fn run_plan(
                     .then(|| crate::model::state::tag(state.to_json().as_bytes()))
                     .or_else(|| snapshot::state_tag(&dir));
                 if findings.settle(tag.as_deref()) {
-                    write_findings(&dir, &findings);
+                    write_findings(&handle, &findings);
                 }
                 atomic::pause_point("findings-settled", &state_path);
                 if let Some(mut spent) = spent
                     && spent.settle(tag.as_deref())
                 {
-                    write_spend(&dir, &plan, &spent);
+                    write_spend(&handle, &spent);
                 }
             }
             match written {
@@ -663,11 +662,11 @@ fn post_review_answers(
 /// The findings ledger, atomically, beside the state (the caller holds the plan lock).
 /// Not forced to disk (docs/reliability.md): a kill leaves the old or the new file, and
 /// the fsync is not worth it at every review.
-fn write_findings(dir: &std::path::Path, ledger: &Ledger) {
+fn write_findings(plan: &project::PlanRef, ledger: &Ledger) {
     if ledger.cycles.is_empty() && ledger.pending.is_none() {
         return;
     }
-    let path = dir.join(crate::model::plan_file::FINDINGS_FILE);
+    let path = plan.findings_path();
     if let Err(e) = atomic::write_unsynced(&path, ledger.to_json().as_bytes()) {
         eprintln!(
             "taskie-hook: could not write the findings ledger {}: {e}",
@@ -677,8 +676,11 @@ fn write_findings(dir: &std::path::Path, ledger: &Ledger) {
 }
 
 /// The spend ledger, as [`write_findings`].
-fn write_spend(dir: &std::path::Path, plan: &str, ledger: &spend::Ledger) {
-    if let Err(e) = atomic::write_unsynced(&dir.join(SPEND_FILE), ledger.to_json().as_bytes()) {
-        eprintln!("taskie-hook: could not write the spend ledger of plan '{plan}': {e}");
+fn write_spend(plan: &project::PlanRef, ledger: &spend::Ledger) {
+    if let Err(e) = atomic::write_unsynced(&plan.spend_path(), ledger.to_json().as_bytes()) {
+        eprintln!(
+            "taskie-hook: could not write the spend ledger of plan '{}': {e}",
+            plan.plan
+        );
     }
 }

@@ -19,11 +19,11 @@ impl Project {
     }
 
     pub fn plans(&self) -> PathBuf {
-        self.root.join(".taskie/plans")
+        plans_in(&self.taskie())
     }
 
     pub fn plan_dir(&self, id: &str) -> PathBuf {
-        self.plans().join(id)
+        plan_dir_in(&self.taskie(), id)
     }
 
     pub fn logs(&self) -> PathBuf {
@@ -53,6 +53,16 @@ impl Project {
     }
 }
 
+/// The plans of a `.taskie`-shaped directory: a project's own, or a run's gate.
+pub fn plans_in(taskie: &Path) -> PathBuf {
+    taskie.join("plans")
+}
+
+/// Plan `plan`'s directory in a `.taskie`-shaped directory (see [`plans_in`]).
+pub fn plan_dir_in(taskie: &Path, plan: &str) -> PathBuf {
+    plans_in(taskie).join(plan)
+}
+
 /// One plan of a project, the handle the hook and the commands share: its directory,
 /// its state file, its files as people see them, and where its lock and logs are. No
 /// layer joins `.taskie/plans/<id>/…` or "state.json" by hand.
@@ -76,7 +86,22 @@ impl PlanRef {
     }
 
     pub fn state_path(&self) -> PathBuf {
-        self.dir().join(crate::model::plan_file::STATE_FILE)
+        self.file(crate::model::plan_file::STATE_FILE)
+    }
+
+    /// The findings ledger (SPEC §21), beside the state.
+    pub fn findings_path(&self) -> PathBuf {
+        self.file(crate::model::plan_file::FINDINGS_FILE)
+    }
+
+    /// The spend ledger (SPEC §18), beside the state.
+    pub fn spend_path(&self) -> PathBuf {
+        self.file(crate::model::plan_file::SPEND_FILE)
+    }
+
+    /// A file of the plan directory.
+    pub fn file(&self, name: &str) -> PathBuf {
+        self.dir().join(name)
     }
 
     /// A plan file's path relative to the project, as people and the agent see it.

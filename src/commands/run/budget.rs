@@ -7,8 +7,7 @@ use crate::store::snapshot;
 
 /// The plan's budget (`max_cost_usd` of its state.json), if it has one.
 fn budget(ctx: &Context) -> Option<f64> {
-    let dir = ctx.project.plan_dir(&ctx.plan);
-    match snapshot::read_state(&dir.join("state.json")) {
+    match snapshot::read_state(&ctx.target().state_path()) {
         Ok(Some(state)) => state.max_cost_usd,
         _ => None,
     }
@@ -22,7 +21,7 @@ fn spent(ctx: &Context) -> f64 {
     if let Ok(entries) = std::fs::read_dir(&ctx.work) {
         for entry in entries.flatten() {
             let name = entry.file_name().to_string_lossy().into_owned();
-            let dir = entry.path().join("plans").join(&ctx.plan);
+            let dir = crate::store::project::plan_dir_in(&entry.path(), &ctx.plan);
             if name.starts_with("gate-") && dir.join(SPEND_FILE).is_file() {
                 total += snapshot::ledger(&dir, &ctx.plan).plan.cost_usd;
             }
@@ -45,7 +44,7 @@ pub fn spent_out(ctx: &Context) -> Option<String> {
             "the plan's review budget is spent ({} of {}); raise max_cost_usd in {} to go on",
             crate::model::spend::money(spent),
             crate::model::spend::money(budget),
-            format_args!(".taskie/plans/{}/state.json", ctx.plan)
+            ctx.target().rel(crate::model::plan_file::STATE_FILE)
         )
     })
 }

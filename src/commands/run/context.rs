@@ -35,6 +35,11 @@ impl Context {
     }
 
     /// The `.taskie` of a session: where its hook keeps the state, reviews and heartbeats.
+    /// The plan in the project itself (not in a gate).
+    pub fn target(&self) -> crate::store::project::PlanRef {
+        crate::store::project::PlanRef::new(self.project.clone(), self.plan.as_str())
+    }
+
     pub fn gate(&self, task: &str) -> PathBuf {
         self.work.join(format!("gate-{task}"))
     }

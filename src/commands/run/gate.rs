@@ -4,6 +4,7 @@
 //! of it is ever on a task branch, and the plan's own files are written only by the driver.
 
 use crate::commands::run::context::Context;
+use crate::model::plan_file::STATE_FILE;
 use crate::store::git::Git;
 use crate::store::run::{GATE_MARK, GateMark};
 use serde_json::{Value, json};
@@ -40,7 +41,7 @@ pub fn prepare(
     budget_left: Option<f64>,
 ) -> std::io::Result<()> {
     let gate = ctx.gate(task);
-    let plan_dir = gate.join("plans").join(&ctx.plan);
+    let plan_dir = crate::store::project::plan_dir_in(&gate, &ctx.plan);
     fs_err::create_dir_all(&plan_dir)?;
     let source = ctx.project.plan_dir(&ctx.plan);
     // The plan's files as the driver read them; a copy, so a session never writes the
@@ -56,10 +57,10 @@ pub fn prepare(
             fs_err::copy(entry.path(), plan_dir.join(&name))?;
         }
     }
-    let state_path = plan_dir.join("state.json");
+    let state_path = plan_dir.join(STATE_FILE);
     // An adopted gate keeps its state: the session's review cycle goes on where it was.
     if !state_path.exists() {
-        let mut state: Value = std::fs::read(source.join("state.json"))
+        let mut state: Value = std::fs::read(source.join(STATE_FILE))
             .ok()
             .and_then(|b| serde_json::from_slice(&b).ok())
             .filter(Value::is_object)

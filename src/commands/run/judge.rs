@@ -51,8 +51,11 @@ pub fn judge(
             outside.join(", ")
         ));
     }
-    let state_bytes =
-        std::fs::read(gate.join("plans").join(&ctx.plan).join("state.json")).unwrap_or_default();
+    let state_bytes = std::fs::read(
+        crate::store::project::plan_dir_in(&gate, &ctx.plan)
+            .join(crate::model::plan_file::STATE_FILE),
+    )
+    .unwrap_or_default();
     if !passed(&state_bytes, task) {
         // A usage limit pauses the task instead of failing it (SPEC §22): its reviewer's,
         // which the hook recorded in the gate's state, or the agent's own, in its output.

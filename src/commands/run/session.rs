@@ -101,9 +101,11 @@ pub fn arguments(agent: Client, worktree: &Path, gate: &Path) -> Vec<String> {
 /// the post-review file the new session must write, relative to the worktree.
 fn owed(ctx: &Context, task: &str) -> Option<(String, String)> {
     use crate::model::phase::Review;
-    let dir = ctx.gate(task).join("plans").join(&ctx.plan);
-    let state =
-        crate::model::state::State::parse(&std::fs::read(dir.join("state.json")).ok()?).ok()?;
+    let dir = crate::store::project::plan_dir_in(&ctx.gate(task), &ctx.plan);
+    let state = crate::model::state::State::parse(
+        &std::fs::read(dir.join(crate::model::plan_file::STATE_FILE)).ok()?,
+    )
+    .ok()?;
     let review = Review::from_name(&state.phase)?;
     if state.next_phase.as_deref() != Some(review.post_name()) {
         return None;
@@ -115,7 +117,7 @@ fn owed(ctx: &Context, task: &str) -> Option<(String, String)> {
     let file = crate::model::plan_file::review_file(review, n, number)?;
     let post = crate::model::plan_file::post_file(review, n, number)?;
     (dir.join(&file).exists() && !dir.join(&post).exists()).then(|| {
-        let rel = |f: &str| format!(".taskie/plans/{}/{f}", ctx.plan);
+        let rel = |f: &str| crate::model::plan_file::rel(&ctx.plan, f);
         (rel(&file), rel(&post))
     })
 }
@@ -135,7 +137,7 @@ fn conflicts(ctx: &Context, task: &str) -> Option<Vec<String>> {
 
 /// What the agent is asked to do.
 pub fn prompt(ctx: &Context, task: &str) -> String {
-    let plan = format!(".taskie/plans/{}", ctx.plan);
+    let plan = crate::model::plan_file::rel_dir(&ctx.plan);
     // A session cut off by a crash of the driver may leave a review waiting for its answer.
     let owed = match owed(ctx, task) {
         Some((review, post)) => format!(
