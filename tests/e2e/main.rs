@@ -16,6 +16,7 @@ mod hosts_e2e;
 mod kill_soak;
 mod ledger_soak;
 mod run_bench;
+mod run_lanes;
 mod vendors_e2e;
 
 // The fast tier's modules, at full strength (`fast_tier_modules_are_all_in_the_slow_tier`).

@@ -11,6 +11,7 @@ use crate::model::run::schedule;
 use crate::store::git::Git;
 use std::io::Write;
 
+pub mod agent;
 pub mod budget;
 pub mod context;
 pub mod driver;

@@ -2,11 +2,12 @@
 //! by hand for a headless run, the prompt on stdin, the hook configured for that CLI,
 //! and `TASKIE_RUN` naming the run and the task.
 
+use crate::commands::run::agent;
 use crate::commands::run::context::Context;
 use crate::commands::run::gate::EXCLUDES;
 use crate::model::host::Client;
 use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 // A session's process group, and stopping one a crash left behind, differ per platform.
 #[cfg(unix)]
@@ -25,76 +26,6 @@ pub struct Ended {
     pub status: Result<i32, String>,
     /// The end of its output, for the report.
     pub tail: String,
-}
-
-/// The hook command a session's CLI runs at each stop: this very `taskie`, as `taskie hook`.
-fn hook_command() -> String {
-    let exe = std::env::current_exe()
-        .map(|p| p.display().to_string())
-        .unwrap_or_else(|_| "taskie".into());
-    format!("'{}' hook", exe.replace('\'', r"'\''"))
-}
-
-/// The hooks entry, in the shape Claude Code, Codex and Gemini share.
-fn hooks_json(event: &str) -> serde_json::Value {
-    serde_json::json!({"hooks": {event: [{"hooks": [{"type": "command", "command": hook_command(), "timeout": 1800}]}]}})
-}
-
-/// The arguments of the agent CLI, as its headless mode takes them (the prompt comes on
-/// stdin for all three).
-pub fn arguments(agent: Client, worktree: &Path, gate: &Path) -> Vec<String> {
-    let gate = gate.display().to_string();
-    let s = |v: &[&str]| v.iter().map(|a| a.to_string()).collect::<Vec<_>>();
-    match agent {
-        Client::Claude => {
-            let mut a = s(&[
-                "-p",
-                "--output-format",
-                "json",
-                // Edits in the worktree need no prompt; an explicit tool list works for
-                // root and non-root alike (no permission-bypass flag).
-                "--permission-mode",
-                "acceptEdits",
-                "--allowedTools",
-                "Bash Read Edit Write Glob Grep",
-                "--add-dir",
-            ]);
-            a.push(gate);
-            a.push("--settings".into());
-            a.push(hooks_json("Stop").to_string());
-            a
-        }
-        Client::Codex => {
-            let hook = format!(
-                "hooks.Stop=[{{hooks=[{{type=\"command\",command={:?},timeout=1800}}]}}]",
-                hook_command()
-            );
-            let mut a = s(&["exec", "--json", "--sandbox", "workspace-write", "-C"]);
-            a.push(worktree.display().to_string());
-            a.extend(s(&[
-                "--add-dir",
-                &gate,
-                "--dangerously-bypass-hook-trust",
-                "-c",
-            ]));
-            a.push(hook);
-            a.push("-".into());
-            a
-        }
-        Client::Gemini => {
-            let mut a = s(&[
-                "-p",
-                "",
-                "--output-format",
-                "json",
-                "--approval-mode",
-                "auto_edit",
-                "--include-directories",
-            ]);
-            a.push(gate);
-            a
-        }
-    }
 }
 
 /// The review a session cut off by a crash left unanswered in the gate: its file and
@@ -204,20 +135,28 @@ pub fn stop_leftover(gate: &Path) {
     os::stop_leftover(&gate.join(AGENT_PID));
 }
 
-/// The program: `TASKIE_AGENT`, else the CLI's own name.
-fn program(agent: Client) -> PathBuf {
-    crate::env::Var::Agent
-        .get_os()
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(agent.name()))
-}
-
 /// Runs one session of the `agent` CLI for `task` to its end (call it on a thread of its
 /// own): the one place a run starts an agent.
 pub fn run(ctx: &Context, task: &str, worktree: &Path, agent: Client) -> Ended {
     let gate = ctx.gate(task);
-    let mut cmd = Command::new(program(agent));
-    cmd.args(arguments(agent, worktree, &gate))
+    let ended = |status, tail| Ended {
+        task: task.to_string(),
+        status,
+        tail,
+    };
+    // The hook configured, trusted and checked before the session starts: a lane whose
+    // hook would not run is never started.
+    let launch = match agent::prepare(agent, worktree, &gate) {
+        Ok(l) => l,
+        Err(e) => {
+            return ended(
+                Err(format!("the lane's hook is not armed: {e}")),
+                String::new(),
+            );
+        }
+    };
+    let mut cmd = Command::new(&launch.program);
+    cmd.args(&launch.args)
         .current_dir(worktree)
         .env("TASKIE_RUN", format!("{}:{task}", ctx.run))
         .env("TASKIE_PLAN", &ctx.plan)
@@ -230,23 +169,10 @@ pub fn run(ctx: &Context, task: &str, worktree: &Path, agent: Client) -> Ended {
         .env("GIT_CONFIG_COUNT", "1")
         .env("GIT_CONFIG_KEY_0", "core.excludesFile")
         .env("GIT_CONFIG_VALUE_0", gate.join(EXCLUDES))
-        .env("GEMINI_CLI_TRUST_WORKSPACE", "true")
-        .env(
-            "GEMINI_CLI_SYSTEM_SETTINGS_PATH",
-            gate.join("gemini-settings.json"),
-        )
+        .envs(launch.env.iter().map(|(k, v)| (k, v)))
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped());
-    let _ = std::fs::write(
-        gate.join("gemini-settings.json"),
-        hooks_json("AfterAgent").to_string(),
-    );
-    let ended = |status, tail| Ended {
-        task: task.to_string(),
-        status,
-        tail,
-    };
     // Its own process group: a session a crash of the driver left running is stopped,
     // whole, before its task's next session starts (see `stop_leftover`).
     os::own_group(&mut cmd);
@@ -257,7 +183,7 @@ pub fn run(ctx: &Context, task: &str, worktree: &Path, agent: Client) -> Ended {
             return ended(
                 Err(format!(
                     "cannot start the agent {}: {e}",
-                    program(agent).display()
+                    launch.program.display()
                 )),
                 String::new(),
             );
