@@ -40,6 +40,10 @@ pub enum Var {
     Run,
     /// Where `taskie run` puts its worktrees.
     XdgDataHome,
+    /// Codex's home, whose config.toml `taskie run --agent codex` records its hook's trust in.
+    CodexHome,
+    /// Gemini's system settings, which `taskie run --agent gemini` keeps in a lane's own.
+    GeminiSystemSettings,
     /// The user's notifier command (SPEC §24, `store/notify.rs`).
     Notify,
     /// Seconds a notifier may run.
@@ -83,6 +87,8 @@ impl Var {
             Var::Agent => "TASKIE_AGENT",
             Var::Run => "TASKIE_RUN",
             Var::XdgDataHome => "XDG_DATA_HOME",
+            Var::CodexHome => "CODEX_HOME",
+            Var::GeminiSystemSettings => "GEMINI_CLI_SYSTEM_SETTINGS_PATH",
             Var::Notify => "TASKIE_NOTIFY",
             Var::NotifyTimeout => "TASKIE_NOTIFY_TIMEOUT",
             Var::TestKillAt => "TASKIE_TEST_KILL_AT",
@@ -133,6 +139,10 @@ impl Var {
             }
             Var::Run => "<run>:<task>, set by taskie run for the sessions it starts",
             Var::XdgDataHome => "where taskie run keeps its worktrees (default ~/.local/share)",
+            Var::CodexHome => "Codex's home (default ~/.codex), for taskie run --agent codex",
+            Var::GeminiSystemSettings => {
+                "Gemini's system settings file, kept in each taskie run --agent gemini lane's own"
+            }
             Var::Notify => {
                 "a command run (detached, JSON event on stdin) when a plan hard-stops, pauses, passes a cycle or completes"
             }
@@ -174,6 +184,8 @@ impl Var {
                 | Var::TestKillAt
                 | Var::Agent
                 | Var::XdgDataHome
+                | Var::CodexHome
+                | Var::GeminiSystemSettings
                 | Var::NoColor
                 | Var::Term
                 | Var::ClaudeCode

@@ -270,6 +270,12 @@ struct Lanes {
 
 impl Lanes {
     fn new(tasks: &[(&str, &str, &str)]) -> Lanes {
+        let with: Vec<_> = tasks.iter().map(|&(i, f, t)| (i, f, t, "")).collect();
+        Lanes::with_depends(&with)
+    }
+
+    /// Tasks (id, file, text, the ids it depends on).
+    fn with_depends(tasks: &[(&str, &str, &str, &str)]) -> Lanes {
         let dir = home();
         let root = dir.path().to_path_buf();
         for d in ["home", "data", "reviewer", "work"] {
@@ -282,9 +288,10 @@ impl Lanes {
         let plan = work.join(".taskie/plans/p");
         std::fs::create_dir_all(&plan).unwrap();
         std::fs::write(plan.join("plan.md"), "# Plan\n\nA few files.\n").unwrap();
-        let mut table = String::from("| Id | Title | Status |\n|----|-------|--------|\n");
-        for (id, file, text) in tasks {
-            table.push_str(&format!("| {id} | Add {file} | pending |\n"));
+        let mut table =
+            String::from("| Id | Title | Status | Depends |\n|----|-------|--------|---------|\n");
+        for (id, file, text, depends) in tasks {
+            table.push_str(&format!("| {id} | Add {file} | pending | {depends} |\n"));
             std::fs::write(
                 plan.join(format!("task-{id}.md")),
                 format!("# Task {id}\n\nWrite `{file}` containing `{text}`.\n"),
@@ -516,13 +523,9 @@ fn under_the_real_claude_two_parallel_lanes_merge_and_land_by_fast_forward() {
     println!("claude: two lanes and the final review in {took:?}");
 }
 
-#[test]
-fn under_the_real_codex_two_parallel_lanes_merge_and_land_by_fast_forward() {
-    let script = Arc::new(Mutex::new(Script::default()));
-    let s = script.clone();
-    let api = FakeOpenAi::start(move |r| codex_model(r, &s)).unwrap();
-    let dir = home();
-    let codex_home = dir.path().join(".codex");
+/// A Codex home pointed at `api`, and the variables that select it.
+fn codex_env(api: &FakeOpenAi, dir: &Path) -> Vec<(&'static str, String)> {
+    let codex_home = dir.join(".codex");
     std::fs::create_dir_all(&codex_home).unwrap();
     std::fs::write(
         codex_home.join("config.toml"),
@@ -536,14 +539,176 @@ fn under_the_real_codex_two_parallel_lanes_merge_and_land_by_fast_forward() {
         ),
     )
     .unwrap();
-    let env = [
+    vec![
         ("CODEX_HOME", codex_home.display().to_string()),
         ("TASKIE_FAKE_OPENAI_KEY", "dummy".to_string()),
         ("SHELL", "/bin/sh".to_string()),
-    ];
+    ]
+}
+
+#[test]
+fn under_the_real_codex_two_parallel_lanes_merge_and_land_by_fast_forward() {
+    let script = Arc::new(Mutex::new(Script::default()));
+    let s = script.clone();
+    let api = FakeOpenAi::start(move |r| codex_model(r, &s)).unwrap();
+    let dir = home();
+    let env = codex_env(&api, dir.path());
     let (lanes, _, took) = two_tasks_land("codex", &bin("codex"), &env, &script);
     assert_heartbeats(&lanes);
+    // The hook was trusted the way Codex's /hooks screen does it: its hash in config.toml.
+    let config = std::fs::read_to_string(dir.path().join(".codex/config.toml")).unwrap();
+    assert!(
+        config.contains("[hooks.state.\"/<session-flags>/config.toml:stop:0:0\"]")
+            && config.contains("trusted_hash = \"sha256:"),
+        "{config}"
+    );
     println!("codex: two lanes and the final review in {took:?}");
+}
+
+/// The whole story under the real Codex: two tasks in parallel whose merges conflict, a
+/// third that depends on both. The first run merges one of the two and stops the other
+/// on its conflict (the dependent waits); the user resolves it in that task's worktree
+/// as docs/run.md says; `--resume` merges it and starts the dependent, whose agent hits
+/// its usage limit and is paused; `--resume` again finishes it, the all-code review passes
+/// and the user's branch is fast-forwarded to it.
+#[test]
+fn under_the_real_codex_a_whole_run_pauses_on_a_usage_limit_resolves_a_conflict_and_lands() {
+    let script = Arc::new(Mutex::new(Script::default()));
+    let s = script.clone();
+    // The agent of task 3 hits its usage limit once (the first request about it).
+    let limited = Arc::new(Mutex::new(false));
+    let api = FakeOpenAi::start(move |r| {
+        let about_3 = r.json().is_some_and(|b| {
+            codex_turns(&b)
+                .iter()
+                .any(|t| matches!(t, Turn::Told(x) if x.contains("task-3.md")))
+        });
+        let mut hit = limited.lock().unwrap();
+        if about_3 && !*hit {
+            *hit = true;
+            let resets = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .unwrap()
+                .as_secs()
+                + 3600;
+            return fake_openai::Reply::Json {
+                status: 429,
+                body: json!({"error": {"type": "usage_limit_reached", "plan_type": "plus", "resets_at": resets}}),
+            };
+        }
+        drop(hit);
+        codex_model(r, &s)
+    })
+    .unwrap();
+    let dir = home();
+    let env = codex_env(&api, dir.path());
+    let lanes = Lanes::with_depends(&[
+        ("1", "shared.txt", "from one", ""),
+        ("2", "shared.txt", "from two", ""),
+        ("3", "three.txt", "three", "1, 2"),
+    ]);
+    let head = lanes.git(&["rev-parse", "HEAD"]);
+    let lane = |report: &Value, task: &str| {
+        report["tasks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|t| t["task"] == task)
+            .map(|t| t["lane"].clone())
+            .unwrap_or_else(|| panic!("no task {task} in {report}"))
+    };
+    let started = Instant::now();
+    let run = |args: &[&str]| {
+        let (status, report, stderr) =
+            lanes.run(&bin("codex"), &env, args, Duration::from_secs(600));
+        let context = format!("{report}\n{stderr}\n{}", lanes.agent_logs());
+        (status, report, context)
+    };
+
+    // Run 1: one of the parallel tasks merges, the other conflicts, the dependent waits.
+    let (status, report, context) = run(&["--agent", "codex", "-j", "2", "--land", "ff"]);
+    assert_eq!(status.code(), Some(1), "{context}");
+    assert_eq!(report["outcome"], "partial", "{context}");
+    let states: Vec<Value> = ["1", "2"].map(|t| lane(&report, t)["state"].clone()).into();
+    let conflicted = match (states[0].as_str(), states[1].as_str()) {
+        (Some("merged"), Some("conflict")) => "2",
+        (Some("conflict"), Some("merged")) => "1",
+        _ => panic!("one merged, the other conflicted: {context}"),
+    };
+    assert_eq!(lane(&report, "3")["state"], "skipped", "{context}");
+    assert_eq!(
+        lanes.git(&["rev-parse", "main"]),
+        head,
+        "nothing landed yet"
+    );
+    let merged_text = lanes.git(&["show", "taskie/p/integration:shared.txt"]);
+    assert!(!merged_text.contains("<<<<<<<"), "{merged_text}");
+
+    // The user resolves the conflict in that task's worktree, as docs/run.md says.
+    let runs = lanes.root.join("data/taskie/runs");
+    let run_dir = std::fs::read_dir(&runs)
+        .unwrap()
+        .flatten()
+        .next()
+        .unwrap()
+        .path();
+    let wt = run_dir.join(format!("task-{conflicted}"));
+    let merge = Command::new("git")
+        .arg("-C")
+        .arg(&wt)
+        .args(["merge", "-q", "taskie/p/integration"])
+        .output()
+        .unwrap();
+    assert!(!merge.status.success(), "the merge conflicts by hand too");
+    std::fs::write(wt.join("shared.txt"), "from one\nfrom two\n").unwrap();
+    git(&wt, &["add", "shared.txt"]);
+    git(&wt, &["commit", "-q", "--no-edit"]);
+
+    // Run 2: the resolved task merges; the dependent starts and hits its usage limit.
+    let (status, report, context) = run(&["--resume"]);
+    assert_eq!(status.code(), Some(1), "{context}");
+    assert_eq!(lane(&report, conflicted)["state"], "merged", "{context}");
+    assert_eq!(lane(&report, "3")["state"], "paused", "{context}");
+    assert!(
+        lane(&report, "3")["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("usage limit")),
+        "{context}"
+    );
+    // The dependent was cut from a tip holding both of its dependencies.
+    assert!(
+        lanes
+            .git(&["show", "taskie/p/task-3:shared.txt"])
+            .contains("from")
+    );
+
+    // Run 3: the paused task goes on, the all-code review passes, the branch lands.
+    let (status, report, context) = run(&["--resume"]);
+    let took = started.elapsed();
+    assert!(status.success(), "{context}");
+    assert_eq!(report["outcome"], "done", "{context}");
+    let merges = lanes.git(&["log", "--merges", "--format=%s", "taskie/p/integration"]);
+    for t in ["1", "2", "3"] {
+        assert_eq!(lane(&report, t)["state"], "merged", "{context}");
+        let once = merges
+            .lines()
+            .filter(|m| m.starts_with(&format!("taskie: merge task {t} ")))
+            .count();
+        assert_eq!(once, 1, "task {t} merged once: {merges}");
+    }
+    let tip = lanes.git(&["rev-parse", "taskie/p/integration"]);
+    assert_eq!(
+        report["all_code_review"],
+        Value::String(tip.clone()),
+        "{context}"
+    );
+    assert_eq!(report["landed"], Value::String(tip.clone()), "{context}");
+    assert_eq!(lanes.git(&["rev-parse", "main"]), tip);
+    assert_eq!(lanes.git(&["show", "main:three.txt"]), "three");
+    let shared = lanes.git(&["show", "main:shared.txt"]);
+    assert!(!shared.contains("<<<<<<<"), "{shared}");
+    assert_eq!(lanes.git(&["status", "--porcelain"]), "");
+    println!("codex: the whole story (three runs) in {took:?}");
 }
 
 #[test]

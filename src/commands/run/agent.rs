@@ -249,11 +249,12 @@ pub(crate) mod codex {
 
     /// `$CODEX_HOME/config.toml`, else `~/.codex/config.toml`.
     fn config_path() -> Result<PathBuf, String> {
-        if let Some(home) = std::env::var_os("CODEX_HOME").filter(|h| !h.is_empty()) {
+        use crate::env::Var;
+        if let Some(home) = Var::CodexHome.get_os() {
             return Ok(PathBuf::from(home).join("config.toml"));
         }
-        let home = std::env::var_os("HOME")
-            .filter(|h| !h.is_empty())
+        let home = Var::Home
+            .get_os()
             .ok_or("neither CODEX_HOME nor HOME is set: Codex's config.toml cannot be found")?;
         Ok(PathBuf::from(home).join(".codex/config.toml"))
     }
@@ -377,8 +378,8 @@ pub(crate) mod gemini {
     /// Where Gemini reads its system settings, which this lane's file replaces: they are
     /// copied into it so an administrator's settings still hold.
     fn system_settings() -> std::path::PathBuf {
-        std::env::var_os("GEMINI_CLI_SYSTEM_SETTINGS_PATH")
-            .filter(|p| !p.is_empty())
+        crate::env::Var::GeminiSystemSettings
+            .get_os()
             .map(Into::into)
             .unwrap_or_else(|| {
                 if cfg!(target_os = "macos") {
