@@ -970,3 +970,111 @@ fn a_resolution_that_leaves_markers_or_deletes_a_file_is_blocked_and_nothing_of_
         );
     }
 }
+
+// ---- the real agents' hooks, armed before a lane starts (docs/run.md, "The agents") ----
+
+/// A fake `codex`: called as `codex -c <the run's hook> app-server`, it answers
+/// `hooks/list` as Codex 0.169 does, listing the hook as trusted once config.toml holds
+/// its hash (or, with `$here/codex.none`, listing no hook at all); called for a session,
+/// it only records that it started.
+const FAKE_CODEX: &str = r#"#!/bin/sh
+here=$(dirname "$0")
+if [ "$3" = app-server ]; then
+  echo list >> "$here/codex-lists"
+  if [ -f "$here/codex.none" ]; then
+    echo '{"id":2,"result":{"data":[{"cwd":"x","hooks":[]}]}}'
+    exit 0
+  fi
+  command=$(printf '%s' "$2" | sed -n 's/.*command=\("[^"]*"\).*/\1/p')
+  trust=untrusted
+  grep -q 'trusted_hash = "sha256:fake"' "$CODEX_HOME/config.toml" 2>/dev/null && trust=trusted
+  printf '{"id":2,"result":{"data":[{"cwd":"x","hooks":[{"key":"/<session-flags>/config.toml:stop:0:0","command":%s,"source":"sessionFlags","currentHash":"sha256:fake","trustStatus":"%s","enabled":true}]}]}}\n' "$command" "$trust"
+  exit 0
+fi
+echo "$@" > "$here/codex-session-${TASKIE_RUN##*:}"
+"#;
+
+#[test]
+fn a_codex_lane_starts_only_after_its_hook_is_trusted_in_codex_config_toml() {
+    let repo = Repo::new(ONE);
+    write_executable(&repo.root().join("agents/codex"), FAKE_CODEX);
+    let codex_home = repo.root().join("codex-home");
+    std::fs::create_dir_all(&codex_home).unwrap();
+    std::fs::write(codex_home.join("config.toml"), "# mine\nmodel = \"o3\"\n").unwrap();
+    let out = repo
+        .taskie(&["run", "--json", "--agent", "codex"])
+        .env("TASKIE_AGENT", repo.root().join("agents/codex"))
+        .env("CODEX_HOME", &codex_home)
+        .output()
+        .unwrap();
+    let report = json_of(&out);
+    // The trust Codex's /hooks screen records, the user's own lines kept.
+    let config = std::fs::read_to_string(codex_home.join("config.toml")).unwrap();
+    assert_eq!(
+        config,
+        "# mine\nmodel = \"o3\"\n\n[hooks.state.\"/<session-flags>/config.toml:stop:0:0\"]\ntrusted_hash = \"sha256:fake\"\n"
+    );
+    // Asked before the trust and again after it; then the session started, with no
+    // bypass of Codex's hook trust.
+    let lists = std::fs::read_to_string(repo.root().join("agents/codex-lists")).unwrap();
+    assert_eq!(lists.lines().count(), 2, "{report}");
+    let args = std::fs::read_to_string(repo.root().join("agents/codex-session-1"))
+        .unwrap_or_else(|e| panic!("the session did not start ({e}): {report}"));
+    assert!(args.starts_with("exec --json "), "{args}");
+    assert!(!args.contains("bypass"), "{args}");
+}
+
+#[test]
+fn a_codex_lane_whose_hook_codex_does_not_list_is_refused_before_it_starts() {
+    let repo = Repo::new(ONE);
+    write_executable(&repo.root().join("agents/codex"), FAKE_CODEX);
+    std::fs::write(repo.root().join("agents/codex.none"), "").unwrap();
+    let codex_home = repo.root().join("codex-home");
+    let out = repo
+        .taskie(&["run", "--json", "--agent", "codex"])
+        .env("TASKIE_AGENT", repo.root().join("agents/codex"))
+        .env("CODEX_HOME", &codex_home)
+        .output()
+        .unwrap();
+    let report = json_of(&out);
+    assert_eq!(out.status.code(), Some(1), "{report}");
+    assert_eq!(lane(&report, "1")["state"], "blocked", "{report}");
+    let reason = lane(&report, "1")["reason"].as_str().unwrap().to_string();
+    assert!(
+        reason.contains("Codex does not list the run's Stop hook"),
+        "{reason}"
+    );
+    assert!(!repo.root().join("agents/codex-session-1").exists());
+    assert!(
+        !codex_home.join("config.toml").exists(),
+        "nothing trusted that Codex does not run"
+    );
+}
+
+#[test]
+fn a_gemini_lane_whose_settings_gemini_would_skip_is_refused_naming_the_directory() {
+    use std::os::unix::fs::PermissionsExt;
+    let repo = Repo::new(ONE);
+    // Gemini ignores settings below a directory its group or others may write to.
+    let open = repo.root().join("open-data");
+    std::fs::create_dir_all(&open).unwrap();
+    std::fs::set_permissions(&open, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let out = repo
+        .taskie(&["run", "--json", "--agent", "gemini"])
+        .env("XDG_DATA_HOME", &open)
+        .output()
+        .unwrap();
+    let report = json_of(&out);
+    assert_eq!(out.status.code(), Some(1), "{report}");
+    let reason = lane(&report, "1")["reason"].as_str().unwrap().to_string();
+    assert!(
+        reason.contains("Gemini CLI would skip the run's hook")
+            && reason.contains(&open.display().to_string())
+            && reason.contains("XDG_DATA_HOME"),
+        "{reason}"
+    );
+    assert!(
+        !repo.root().join("agents/start-1").exists(),
+        "the agent never started"
+    );
+}
