@@ -569,8 +569,8 @@ fn under_the_real_codex_two_parallel_lanes_merge_and_land_by_fast_forward() {
 /// third that depends on both. The first run merges one of the two and stops the other
 /// on its conflict (the dependent waits); the user resolves it in that task's worktree
 /// as docs/run.md says; `--resume` merges it and starts the dependent, whose agent hits
-/// its usage limit and is paused; `--resume` again finishes it, the all-code review passes
-/// and the user's branch is fast-forwarded to it.
+/// its usage limit (resetting within two minutes): the run pauses it, waits for the
+/// reset, starts it again, runs the all-code review and fast-forwards the user's branch.
 #[test]
 fn under_the_real_codex_a_whole_run_pauses_on_a_usage_limit_resolves_a_conflict_and_lands() {
     let script = Arc::new(Mutex::new(Script::default()));
@@ -586,11 +586,12 @@ fn under_the_real_codex_a_whole_run_pauses_on_a_usage_limit_resolves_a_conflict_
         let mut hit = limited.lock().unwrap();
         if about_3 && !*hit {
             *hit = true;
+            // Codex prints the reset to the minute; the run waits for it in place.
             let resets = std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
                 .unwrap()
                 .as_secs()
-                + 3600;
+                + 120;
             return fake_openai::Reply::Json {
                 status: 429,
                 body: json!({"error": {"type": "usage_limit_reached", "plan_type": "plus", "resets_at": resets}}),
@@ -664,25 +665,8 @@ fn under_the_real_codex_a_whole_run_pauses_on_a_usage_limit_resolves_a_conflict_
     git(&wt, &["add", "shared.txt"]);
     git(&wt, &["commit", "-q", "--no-edit"]);
 
-    // Run 2: the resolved task merges; the dependent starts and hits its usage limit.
-    let (status, report, context) = run(&["--resume"]);
-    assert_eq!(status.code(), Some(1), "{context}");
-    assert_eq!(lane(&report, conflicted)["state"], "merged", "{context}");
-    assert_eq!(lane(&report, "3")["state"], "paused", "{context}");
-    assert!(
-        lane(&report, "3")["reason"]
-            .as_str()
-            .is_some_and(|r| r.contains("usage limit")),
-        "{context}"
-    );
-    // The dependent was cut from a tip holding both of its dependencies.
-    assert!(
-        lanes
-            .git(&["show", "taskie/p/task-3:shared.txt"])
-            .contains("from")
-    );
-
-    // Run 3: the paused task goes on, the all-code review passes, the branch lands.
+    // Run 2: the resolved task merges; the dependent starts, hits its usage limit, is
+    // paused, and starts again after the reset; the all-code review; the landing.
     let (status, report, context) = run(&["--resume"]);
     let took = started.elapsed();
     assert!(status.success(), "{context}");
@@ -708,7 +692,33 @@ fn under_the_real_codex_a_whole_run_pauses_on_a_usage_limit_resolves_a_conflict_
     let shared = lanes.git(&["show", "main:shared.txt"]);
     assert!(!shared.contains("<<<<<<<"), "{shared}");
     assert_eq!(lanes.git(&["status", "--porcelain"]), "");
-    println!("codex: the whole story (three runs) in {took:?}");
+    // The dependent was cut from a tip holding both of its dependencies.
+    assert!(
+        lanes
+            .git(&["show", "taskie/p/task-3:shared.txt"])
+            .contains("from")
+    );
+    // Task 3 was paused on its agent's usage limit, by the journal.
+    let journal = std::fs::read_dir(lanes.work().join(".taskie/runs"))
+        .unwrap()
+        .flatten()
+        .map(|d| std::fs::read_to_string(d.path().join("journal.jsonl")).unwrap())
+        .next()
+        .unwrap();
+    let paused: Vec<Value> = journal
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+        .filter(|e| e["step"] == "paused")
+        .collect();
+    assert_eq!(paused.len(), 1, "{journal}");
+    assert_eq!(paused[0]["task"], "3", "{journal}");
+    assert!(
+        paused[0]["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("usage limit")),
+        "{journal}"
+    );
+    println!("codex: the whole story (two runs, one reset waited for) in {took:?}");
 }
 
 #[test]
