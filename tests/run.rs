@@ -38,6 +38,12 @@ use std::process::Command as Process;
 /// hook answers: a block names the post-review file to write, an allow ends the session.
 const FAKE_AGENT: &str = r#"#!/bin/sh
 here=$(dirname "$0")
+# Called as codex is before a session (`-c <hook> app-server`): the run's hook, trusted.
+if [ "$3" = app-server ]; then
+  command=$(printf '%s' "$2" | sed -n 's/.*command=\("[^"]*"\).*/\1/p')
+  printf '{"id":2,"result":{"data":[{"cwd":"x","hooks":[{"key":"k","command":%s,"source":"sessionFlags","currentHash":"h","trustStatus":"trusted","enabled":true}]}]}}\n' "$command"
+  exit 0
+fi
 task=${TASKIE_RUN##*:}
 # Which CLI it is called as: codex's `exec`, gemini's `--include-directories`, else claude.
 vendor=claude
@@ -99,7 +105,9 @@ impl Repo {
 
     /// With the plan's state.json committed too.
     fn with_state(table: &str, state: Option<&str>) -> Repo {
-        let tmp = tempfile::tempdir().unwrap();
+        // Under target/, not /tmp: Gemini ignores settings below a directory others may
+        // write to, and its lanes are refused there.
+        let tmp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
         let root = tmp.path();
         for d in ["agents", "reviewer", "data"] {
             std::fs::create_dir_all(root.join(d)).unwrap();
