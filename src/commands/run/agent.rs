@@ -337,7 +337,7 @@ pub(crate) mod codex {
             std::fs::create_dir_all(dir)
                 .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
         }
-        crate::store::atomic::write(config, updated.as_bytes())
+        crate::store::atomic::write_durable(config, updated.as_bytes())
             .map_err(|e| format!("cannot write {}: {e}", config.display()))
     }
 
