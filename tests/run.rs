@@ -105,9 +105,9 @@ impl Repo {
 
     /// With the plan's state.json committed too.
     fn with_state(table: &str, state: Option<&str>) -> Repo {
-        // Under target/, not /tmp: Gemini ignores settings below a directory others may
-        // write to, and its lanes are refused there.
-        let tmp = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+        // Not under /tmp: Gemini ignores settings below a directory others may write to,
+        // and its lanes are refused there.
+        let tmp = tempfile::tempdir_in(crate::support::private_dir()).unwrap();
         let root = tmp.path();
         for d in ["agents", "reviewer", "data"] {
             std::fs::create_dir_all(root.join(d)).unwrap();

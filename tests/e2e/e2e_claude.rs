@@ -580,8 +580,7 @@ fn the_real_claude_reviewers_shell_commands_cannot_write_outside_the_project_and
     }
     let p = Project::new().plan("p").state(due("plan-review"));
     let home = tempfile::tempdir().unwrap();
-    // Outside the project and outside /tmp: under the build's own directory.
-    let outside = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let outside = tempfile::tempdir_in(crate::support::private_dir()).unwrap();
     let tmp = tempfile::tempdir_in("/tmp").unwrap();
     let o = outside.path().display();
     let commands = vec![

@@ -19,12 +19,6 @@ fn codex_schema() -> String {
     taskie::reviewer::result::answer_schema(true)
 }
 
-fn target_dir() -> PathBuf {
-    std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("target"))
-}
-
 /// The npm prefix holding both CLIs, installed on first use.
 fn clis() -> &'static Path {
     static DIR: OnceLock<PathBuf> = OnceLock::new();
@@ -68,7 +62,7 @@ pub(crate) fn bin(name: &str) -> PathBuf {
 /// A throwaway home for a CLI; codex refuses to put helpers under /tmp, so it is in
 /// target/.
 pub(crate) fn home() -> tempfile::TempDir {
-    let base = target_dir().join("vendor-homes");
+    let base = crate::support::private_dir().join("vendor-homes");
     std::fs::create_dir_all(&base).unwrap();
     tempfile::tempdir_in(base).unwrap()
 }

@@ -699,3 +699,29 @@ pub fn broken_bwrap() -> tempfile::TempDir {
     std::fs::set_permissions(&bwrap, std::fs::Permissions::from_mode(0o755)).unwrap();
     bin
 }
+
+/// A directory for tests' temporary trees that no group or other user may write to, nor
+/// any directory above it: Gemini CLI ignores settings below such a directory, and Claude
+/// Code's sandbox lets a reviewer write /tmp. The build's temporary directory, unless the
+/// checkout lies below one (a clone under /tmp), then `$HOME/.cache/taskie-tests`.
+pub fn private_dir() -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let open = |dir: &Path| {
+        dir.ancestors()
+            .any(|d| std::fs::metadata(d).is_ok_and(|m| m.permissions().mode() & 0o022 != 0))
+    };
+    let build = PathBuf::from(env!("CARGO_TARGET_TMPDIR"));
+    if !open(&build) {
+        return build;
+    }
+    let home = PathBuf::from(std::env::var_os("HOME").expect("HOME is set"));
+    let dir = home.join(".cache/taskie-tests");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).unwrap();
+    assert!(
+        !open(&dir),
+        "{} or a directory above it may be written by others: tests need a private directory",
+        dir.display()
+    );
+    dir
+}
