@@ -22,6 +22,8 @@ pub struct Choice {
 }
 
 impl Choice {
+    // Only the hosts Claude Code sandboxes (Linux, macOS) ask for it.
+    #[cfg(any(target_os = "linux", target_os = "macos"))]
     const ON: Choice = Choice {
         enabled: true,
         unavailable: None,
