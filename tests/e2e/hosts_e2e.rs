@@ -632,18 +632,11 @@ fn gemini_model(
     verdicts: &[&'static str],
     prompt: &str,
 ) -> fake_gemini::Reply {
-    let text = |t: &str| fake_gemini::Reply::Text {
-        text: t.to_owned(),
-        prompt_tokens: 100,
-        output_tokens: 10,
+    let text = fake_gemini::Reply::text;
+    let body = match fake_gemini::turn_body(req) {
+        Ok(body) => body,
+        Err(reply) => return reply,
     };
-    let Some(body) = req.json() else {
-        return text("");
-    };
-    if !req.path.contains(":streamGenerateContent") {
-        // The CLI's own helper calls (next speaker, …): the user speaks next.
-        return text(r#"{"reasoning": "The model finished.", "next_speaker": "user"}"#);
-    }
     let contents = body["contents"].as_array().cloned().unwrap_or_default();
     let texts = |c: &Value| -> String {
         c["parts"]
@@ -830,17 +823,11 @@ fn under_the_real_gemini_the_agents_own_taskie_init_tells_it_to_stop() {
     let outputs: Arc<Mutex<Vec<String>>> = Arc::default();
     let seen = outputs.clone();
     let api = FakeGemini::start(move |req| {
-        let text = |t: &str| fake_gemini::Reply::Text {
-            text: t.to_owned(),
-            prompt_tokens: 100,
-            output_tokens: 10,
+        let text = fake_gemini::Reply::text;
+        let body = match fake_gemini::turn_body(req) {
+            Ok(body) => body,
+            Err(reply) => return reply,
         };
-        let Some(body) = req.json() else {
-            return text("");
-        };
-        if !req.path.contains(":streamGenerateContent") {
-            return text(r#"{"reasoning": "The model finished.", "next_speaker": "user"}"#);
-        }
         let contents = body["contents"].as_array().cloned().unwrap_or_default();
         let last = contents.last().cloned().unwrap_or_default();
         let response: Vec<String> = last["parts"]

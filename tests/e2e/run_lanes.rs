@@ -236,18 +236,11 @@ fn gemini_turns(body: &Value) -> Vec<Turn> {
 }
 
 fn gemini_model(req: &fake_gemini::Request, script: &Mutex<Script>) -> fake_gemini::Reply {
-    let text = |t: &str| fake_gemini::Reply::Text {
-        text: t.to_owned(),
-        prompt_tokens: 100,
-        output_tokens: 10,
+    let text = fake_gemini::Reply::text;
+    let body = match fake_gemini::turn_body(req) {
+        Ok(body) => body,
+        Err(reply) => return reply,
     };
-    let Some(body) = req.json() else {
-        return text("");
-    };
-    if !req.path.contains(":streamGenerateContent") {
-        // The CLI's own helper calls (who speaks next, …): the user does.
-        return text(r#"{"reasoning": "The model finished.", "next_speaker": "user"}"#);
-    }
     match decide(&gemini_turns(&body), script) {
         Act::Shell(cmd) => fake_gemini::Reply::Parts(vec![json!({"functionCall": {
             "name": "run_shell_command",

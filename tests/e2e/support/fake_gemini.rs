@@ -35,6 +35,32 @@ pub enum Reply {
     Parts(Vec<Value>),
 }
 
+impl Reply {
+    /// A short text answer with token counts the CLI accepts.
+    pub fn text(t: &str) -> Reply {
+        Reply::Text {
+            text: t.to_owned(),
+            prompt_tokens: 100,
+            output_tokens: 10,
+        }
+    }
+}
+
+/// The body of a model turn the CLI asks for (`:streamGenerateContent`), or the answer to
+/// send at once: an empty text for a request without JSON, and "the user speaks next" for
+/// the CLI's own helper calls (who speaks next, …).
+pub fn turn_body(req: &Request) -> Result<Value, Reply> {
+    let Some(body) = req.json() else {
+        return Err(Reply::text(""));
+    };
+    if !req.path.contains(":streamGenerateContent") {
+        return Err(Reply::text(
+            r#"{"reasoning": "The model finished.", "next_speaker": "user"}"#,
+        ));
+    }
+    Ok(body)
+}
+
 pub struct FakeGemini {
     server: http::Server,
 }
