@@ -566,6 +566,12 @@ fn shell_reviewer(commands: Vec<String>, escape: bool) -> FakeApi {
     })
 }
 
+/// The sandbox's denial is the kernel's EROFS, worded by whichever shell Claude Code picked
+/// (bash: "Read-only file system", zsh: "read-only file system"; it follows `$SHELL`).
+fn denied_as_read_only(text: &str) -> bool {
+    text.to_lowercase().contains("read-only file system")
+}
+
 /// SPEC §8: with Claude Code's sandbox, the reviewer's shell commands may write the
 /// project and /tmp (builds and tests) and nothing else, and a command cannot ask its way
 /// out. Needs bubblewrap and socat (.ci/run installs them): without them this test fails
@@ -595,13 +601,13 @@ fn the_real_claude_reviewers_shell_commands_cannot_write_outside_the_project_and
     let results = tool_results_seen(&api);
     assert_eq!(results.len(), 4, "{results:?}");
     assert!(
-        results[0].is_error && results[0].text.contains("Read-only file system"),
+        results[0].is_error && denied_as_read_only(&results[0].text),
         "a write outside is denied: {:?}",
         results[0]
     );
     assert!(!results[1].is_error && !results[2].is_error, "{results:?}");
     assert!(
-        results[3].is_error && results[3].text.contains("Read-only file system"),
+        results[3].is_error && denied_as_read_only(&results[3].text),
         "asking to run unsandboxed changes nothing: {:?}",
         results[3]
     );
