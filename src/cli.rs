@@ -13,8 +13,8 @@ use std::io::{ErrorKind, Write};
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-/// Taskie: plan → reviewed plan → tasks → reviewed tasks → reviewed code, driven by a
-/// Claude Code Stop hook.
+/// Taskie: plan → reviewed plan → tasks → reviewed tasks → reviewed code, driven by the
+/// stop hook of Claude Code, Codex CLI or Gemini CLI.
 #[derive(Debug, Parser)]
 #[command(
     name = "taskie",
@@ -26,7 +26,7 @@ session to the plan it acted on), else the plan whose files changed last. `taski
 lists them all.
 
 Usual flow: the agent runs `taskie continue-plan`, performs the /taskie:<action> it names,
-records it with `taskie mark <phase>`, and stops; the Stop hook runs the reviews.
+records it with `taskie mark <phase>`, and stops; the stop hook runs the reviews.
 After a hard stop the human decides: `taskie state set --plan <id> max_reviews=<n>`,
 `taskie advance --plan <id>` or `taskie state set --plan <id> review_failures=0`
 (`taskie status` prints the exact commands).
@@ -225,8 +225,9 @@ fn plan_id(s: &str) -> Result<String, String> {
 fn hook_help() -> String {
     format!(
         "\
-Reads one JSON event (Claude Code's Stop hook input: cwd, session_id, stop_hook_active,
-hook_event_name) on stdin and answers with nothing or one JSON object on stdout: a block,
+Reads one JSON event (the stop hook's input from Claude Code, Codex CLI or Gemini CLI: cwd,
+session_id, stop_hook_active, hook_event_name) on stdin and answers with nothing or one JSON
+object on stdout, in the form that client reads: a block,
 which hands the agent instructions (the review to address) and keeps it working, or an
 allow, with a systemMessage for the user when there is something to say. Diagnostics go
 to stderr. The exit status is always 0, even on errors, so a broken setup never traps a
@@ -262,7 +263,8 @@ fn wrap_columns(list: &str) -> String {
         .join("\n")
 }
 
-/// Claude Code's Stop hook for Taskie: runs a due review and answers block or allow.
+/// Taskie's stop hook for Claude Code, Codex CLI and Gemini CLI: runs a due review and
+/// answers block or allow.
 #[derive(Debug, Parser)]
 #[command(
     name = "taskie-hook",

@@ -970,6 +970,47 @@ fn plugin_of_version(version: &str) -> tempfile::TempDir {
 }
 
 #[test]
+fn the_version_notice_names_the_update_of_the_client_whose_copy_of_the_plugin_launched_it() {
+    for (manifest, update, hook_event) in [
+        (
+            ".codex-plugin/plugin.json",
+            "codex plugin add taskie@taskie",
+            "Stop",
+        ),
+        (
+            "gemini-extension.json",
+            "gemini extensions update taskie",
+            "AfterAgent",
+        ),
+    ] {
+        let plugin = tempfile::tempdir().unwrap();
+        let path = plugin.path().join(manifest);
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(
+            &path,
+            json!({"name": "taskie", "version": "9.9.9"}).to_string(),
+        )
+        .unwrap();
+        let cache = tempfile::tempdir().unwrap();
+        let p = Project::new();
+        let out = p
+            .hook_command()
+            .env("TASKIE_PLUGIN_ROOT", plugin.path())
+            .env("XDG_CACHE_HOME", cache.path())
+            .write_stdin(json!({"hook_event_name": hook_event, "cwd": p.root()}).to_string())
+            .output()
+            .unwrap();
+        let answer = crate::support::Run::from(out).answer();
+        let msg = answer["systemMessage"].as_str().unwrap_or_default();
+        assert!(
+            msg.contains("9.9.9") && msg.contains(update),
+            "{manifest}: {answer}"
+        );
+        assert!(!msg.contains("claude plugin"), "{manifest}: {answer}");
+    }
+}
+
+#[test]
 fn the_version_notice_reaches_the_user_once_per_session_in_the_hooks_one_answer() {
     let plugin = plugin_of_version("9.9.9");
     let cache = tempfile::tempdir().unwrap();

@@ -417,12 +417,32 @@ pub fn state_not_written(plan: &str, error: &str) -> String {
 }
 
 /// The plugin and the binary disagree on the version (`notice.rs`).
-pub fn version_mismatch(own: &str, binary: &str, plugin: &str) -> String {
+pub fn version_mismatch(own: &str, binary: &str, plugin: &str, client: Client) -> String {
     format!(
         "Taskie: taskie-hook {own} at {binary} does not match the Taskie plugin {plugin}. Update the older one: \
-         taskie-hook {}; the plugin with claude plugin update taskie@taskie.",
-        reinstall(binary)
+         taskie-hook {}; the plugin {}.",
+        reinstall(binary),
+        update_plugin(client)
     )
+}
+
+/// How to update the plugin in the client it was installed into (docs/install.md, "Update").
+pub fn update_plugin(client: Client) -> &'static str {
+    match client {
+        Client::Claude => {
+            "with claude plugin marketplace update taskie, then claude plugin update taskie@taskie, then restart \
+             Claude Code"
+        }
+        // A local marketplace is read again from the checkout; a git one is refreshed first.
+        Client::Codex => {
+            "from the updated checkout with codex plugin add taskie@taskie (codex plugin marketplace upgrade taskie \
+             first if you added the marketplace from git), then trust the hook again in /hooks"
+        }
+        Client::Gemini => {
+            "with gemini extensions update taskie (an extension installed with gemini extensions link follows its \
+             checkout)"
+        }
+    }
 }
 
 /// How to update the binary at `binary`, by where it was installed: a command that works
@@ -457,17 +477,34 @@ pub fn run_refusal(run: &str, task: &str, review: &str) -> String {
 
 #[cfg(test)]
 mod tests {
+    use crate::model::host::Client;
+
+    #[test]
+    fn the_version_notice_names_the_plugin_update_of_the_client_it_was_installed_into() {
+        let notice = |c| super::version_mismatch("0.1.0", "/u/.cargo/bin/taskie-hook", "0.2.0", c);
+        assert!(notice(Client::Claude).contains("claude plugin update taskie@taskie"));
+        assert!(notice(Client::Codex).contains("codex plugin add taskie@taskie"));
+        assert!(notice(Client::Gemini).contains("gemini extensions update taskie"));
+        for c in [Client::Codex, Client::Gemini] {
+            assert!(!notice(c).contains("claude plugin"), "{c}");
+        }
+    }
+
     #[test]
     fn the_version_notice_names_an_update_that_works_for_how_the_binary_was_installed() {
         let npm = "/home/u/.npm-global/lib/node_modules/taskie-linux-x64/bin/taskie-hook";
         let cargo = "/home/u/.cargo/bin/taskie-hook";
         let built = "/src/taskie/target/release/taskie-hook";
-        assert!(super::version_mismatch("0.1.0", npm, "0.2.0").contains("dist/npm/pack.sh"));
+        assert!(
+            super::version_mismatch("0.1.0", npm, "0.2.0", Client::Claude)
+                .contains("dist/npm/pack.sh")
+        );
         assert!(super::reinstall(cargo).contains("cargo install --locked --path ."));
         assert!(super::reinstall(built).contains("cargo build --release"));
         for b in [npm, cargo, built] {
             assert!(
-                !super::version_mismatch("1", b, "2").contains("npm install -g taskie"),
+                !super::version_mismatch("1", b, "2", Client::Codex)
+                    .contains("npm install -g taskie"),
                 "{b}"
             );
         }

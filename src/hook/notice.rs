@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
 use crate::env::Var;
+use crate::model::host::Client;
 use serde::Deserialize;
 
 /// Session markers older than this are deleted when a new one is written.
@@ -20,20 +21,21 @@ struct PluginManifest {
 }
 
 /// Where each client's copy of the plugin keeps its version (dist/hosts/generate.sh
-/// writes all three from the crate's).
-const MANIFESTS: [&str; 3] = [
-    ".claude-plugin/plugin.json",
-    ".codex-plugin/plugin.json",
-    "gemini-extension.json",
+/// writes all three from the crate's); which one a root holds says whose copy it is.
+const MANIFESTS: [(&str, Client); 3] = [
+    (".claude-plugin/plugin.json", Client::Claude),
+    (".codex-plugin/plugin.json", Client::Codex),
+    ("gemini-extension.json", Client::Gemini),
 ];
 
-/// The plugin's version, from the first client manifest `root` holds.
-fn plugin_version(root: &Path) -> Option<String> {
-    MANIFESTS.iter().find_map(|m| {
+/// The plugin's version and the client it was installed into, from the first client
+/// manifest `root` holds.
+fn plugin_version(root: &Path) -> Option<(String, Client)> {
+    MANIFESTS.iter().find_map(|&(m, client)| {
         let bytes = crate::store::fs::read_regular(&root.join(m), 64 * 1024).ok()??;
         serde_json::from_slice::<PluginManifest>(&bytes)
             .ok()
-            .map(|m| m.version)
+            .map(|m| (m.version, client))
     })
 }
 
@@ -56,7 +58,7 @@ fn markers_dir() -> Option<PathBuf> {
 /// the raw event, read for the session id only in the mismatch case.
 pub fn for_stop(event: &[u8]) -> Option<String> {
     let root = Var::PluginRoot.get_os()?;
-    let plugin = plugin_version(Path::new(&root))?;
+    let (plugin, client) = plugin_version(Path::new(&root))?;
     let own = env!("CARGO_PKG_VERSION");
     if plugin == own {
         return None;
@@ -64,7 +66,7 @@ pub fn for_stop(event: &[u8]) -> Option<String> {
     let binary = std::env::current_exe()
         .map(|p| p.display().to_string())
         .unwrap_or_else(|_| "taskie-hook".into());
-    let notice = crate::hook::message::version_mismatch(own, &binary, &plugin);
+    let notice = crate::hook::message::version_mismatch(own, &binary, &plugin, client);
     eprintln!("taskie-hook: {notice}");
     let session = crate::hook::input::Event::parse(event)
         .ok()
@@ -115,15 +117,15 @@ mod tests {
     use super::*;
 
     #[test]
-    fn the_version_is_read_from_whichever_clients_manifest_the_plugin_holds() {
-        for manifest in MANIFESTS {
+    fn the_version_and_the_client_are_read_from_whichever_clients_manifest_the_plugin_holds() {
+        for (manifest, client) in MANIFESTS {
             let dir = tempfile::tempdir().unwrap();
             let path = dir.path().join(manifest);
             std::fs::create_dir_all(path.parent().unwrap()).unwrap();
             std::fs::write(&path, r#"{"name": "taskie", "version": "9.8.7"}"#).unwrap();
             assert_eq!(
-                plugin_version(dir.path()).as_deref(),
-                Some("9.8.7"),
+                plugin_version(dir.path()),
+                Some(("9.8.7".to_string(), client)),
                 "{manifest}"
             );
         }
