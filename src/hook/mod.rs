@@ -4,22 +4,19 @@
 
 use crate::hook::answer::{Answer, Channel};
 use crate::hook::input::Event;
-use crate::model::cycle::{HardStop, Reviewed};
+use crate::model::cycle::{Due, HardStop};
 use crate::model::facts::Facts;
-use crate::model::findings::Ledger;
 use crate::model::host::Host;
-use crate::model::phase::Review;
-use crate::model::spend;
-use crate::model::state::State;
 use crate::reviewer;
 use crate::store::event_log::{self, Branch, Record};
 use crate::store::lock::{self, PlanLock};
 use crate::store::project::{self, Project};
 use crate::store::select::{self, SelectError, Selected};
-use crate::store::sessions::{self, SessionId};
-use crate::store::snapshot::{self, Gathered, escaping_link, state_bytes};
+use crate::store::sessions::SessionId;
+use crate::store::snapshot::{self, Gathered, escaping_link};
 use crate::store::{atomic, blocks, diagnostics};
 use decide::{Outcome, Step};
+use review::{Persist, Review};
 
 pub(crate) mod answer;
 pub(crate) mod cap;
@@ -29,6 +26,7 @@ pub(crate) mod dry_run;
 pub mod input;
 pub(crate) mod message;
 pub(crate) mod notice;
+pub(crate) mod review;
 pub(crate) mod run_mode;
 use std::io::Write;
 use std::panic::{self, AssertUnwindSafe};
@@ -78,6 +76,7 @@ pub struct Finished {
 }
 
 impl Finished {
+    /// An answer with nothing to log: the hook found no plan of its own to act on.
     fn answer(answer: Answer) -> Finished {
         Finished {
             answer,
@@ -85,6 +84,38 @@ impl Finished {
             channel: Channel::default(),
             _lock: None,
         }
+    }
+
+    /// An answer decided before the plan was read, logged with `record`.
+    fn logged(answer: Answer, logs: PathBuf, record: Record) -> Finished {
+        Finished {
+            answer,
+            event: Some((logs, record)),
+            channel: Channel::default(),
+            _lock: None,
+        }
+    }
+
+    /// Something the hook needs failed (`what`): the stop is allowed and says so.
+    pub(crate) fn internal(logs: PathBuf, plan: &str, what: &str) -> Finished {
+        let answer = Answer::allow(message::internal(plan, what));
+        Finished::logged(answer, logs, record(plan, Branch::InternalError))
+    }
+
+    /// A due review not started (`branch` says why): allowed with `text`.
+    pub(crate) fn not_started(
+        logs: PathBuf,
+        plan: &str,
+        due: &Due,
+        branch: Branch,
+        text: String,
+    ) -> Finished {
+        let rec = Record {
+            review: Some(due.review.name()),
+            iteration: Some(due.iteration),
+            ..record(plan, branch)
+        };
+        Finished::logged(Answer::allow(text), logs, rec)
     }
 
     /// Prints the answer, with the version notice first in its `systemMessage` when there
@@ -97,6 +128,8 @@ impl Finished {
             let _ = stdout.flush();
         }
         if let Some((logs, mut rec)) = self.event {
+            // The record's outcome is the answer's, as finally printed.
+            rec.outcome = self.answer.outcome();
             rec.ts = crate::clock::stamp();
             rec.duration_ms = started.elapsed().as_millis() as u64;
             // The append opens without following a link (it would write wherever the link
@@ -241,11 +274,10 @@ fn run(opts: &Options, input: &[u8]) -> Finished {
         eprintln!("taskie-hook: could not record the blocks in a row: {e}");
         capped = cap::unsaved(capped, &e.to_string(), host.client);
     }
-    if let Some((_, rec)) = &mut finished.event {
-        rec.outcome = capped.answer.outcome();
-        if capped.capped {
-            rec.block_cap = Some(before);
-        }
+    if let Some((_, rec)) = &mut finished.event
+        && capped.capped
+    {
+        rec.block_cap = Some(before);
     }
     finished.answer = capped.answer;
     if finished.answer.is_block() {
@@ -264,20 +296,6 @@ fn run_plan(
     reviewed: &mut Option<String>,
 ) -> Finished {
     let logs = project.logs();
-    let internal = |what: String| {
-        let rec = Record {
-            plan: plan.clone(),
-            outcome: "allow",
-            branch: Branch::InternalError,
-            ..Record::default()
-        };
-        Finished {
-            answer: Answer::allow(message::internal(&plan, &what)),
-            event: Some((logs.clone(), rec)),
-            channel: Channel::default(),
-            _lock: None,
-        }
-    };
     // Before anything is created or written (the lock file is the first write).
     // A run session's `.taskie` links to the gate its driver made and marked (checked by
     // the caller); any other link out of `.taskie/` is refused.
@@ -290,26 +308,21 @@ fn run_plan(
     let lock = match lock::try_lock(&handle.locks(), &plan) {
         Ok(Some(l)) => l,
         Ok(None) => {
-            let rec = Record {
-                plan: plan.clone(),
-                outcome: "allow",
-                branch: Branch::Locked,
-                ..Record::default()
-            };
             let m = message::busy(&plan, &lock::holder_text(&handle.locks(), &plan));
-            return Finished {
-                answer: Answer::allow(m),
-                event: Some((logs, rec)),
-                channel: Channel::default(),
-                _lock: None,
-            };
+            let rec = record(&plan, Branch::Locked);
+            return Finished::logged(Answer::allow(m), logs, rec);
         }
-        Err(e) => return internal(format!("cannot take the plan lock: {e}")),
+        Err(e) => {
+            return Finished::internal(logs, &plan, &format!("cannot take the plan lock: {e}"));
+        }
     };
-    let (dir, state_path) = (handle.dir(), handle.state_path());
+    let dir = handle.dir();
     let gathered = match Gathered::read_locked(&dir, &plan, event.stop_hook_active) {
         Ok(g) => g,
-        Err(e) => return internal(format!("cannot read the plan directory: {e}")),
+        Err(e) => {
+            let what = format!("cannot read the plan directory: {e}");
+            return Finished::internal(logs, &plan, &what);
+        }
     };
     let mut facts = gathered.facts();
     facts.host = host;
@@ -322,13 +335,11 @@ fn run_plan(
         let ledger = snapshot::ledger(&dir, &plan);
         let _ = atomic::write_unsynced(&handle.spend_path(), ledger.to_json().as_bytes());
     }
-    // The review file's fsync, under way while the ledgers and the state are written.
-    let mut review_sync: Option<atomic::Pending> = None;
-    // The ledgers as written with a run pending, to settle once the state is written.
-    let mut pending: Option<(Ledger, Option<spend::Ledger>)> = None;
-    let outcome = match decide::decide(&facts) {
-        Step::Done(outcome) => outcome,
-        Step::HardStop(stop, record) => hard_stop(project, &facts, stop, record, true),
+    let persist = match decide::decide(&facts) {
+        Step::Done(outcome) => Persist::decided(outcome),
+        Step::HardStop(stop, record) => {
+            Persist::decided(hard_stop(project, &facts, stop, record, true))
+        }
         Step::Review(due) if run_task.is_some_and(|t| !t.allows(&due)) => {
             let refusal = run_task.map(|t| t.refusal(&due)).unwrap_or_default();
             return Finished::answer(Answer::allow(refusal));
@@ -340,250 +351,20 @@ fn run_plan(
                 // heartbeat still tells the driver which commit its last review saw.
                 task.reviewing(project, event.session_id.as_deref(), reviewed.clone());
             }
-            if let Err(e) = project::create_runtime_dir(&logs) {
-                return internal(format!("cannot create {}: {e}", logs.display()));
-            }
-            // A due review not started: allowed, and logged as `branch`.
-            let not_started = |branch: Branch, text: String| Finished {
-                answer: Answer::allow(text),
-                event: Some((
-                    logs.clone(),
-                    Record {
-                        plan: plan.clone(),
-                        outcome: "allow",
-                        branch,
-                        review: Some(due.review.name()),
-                        iteration: Some(due.iteration),
-                        ..Record::default()
-                    },
-                )),
-                channel: Channel::default(),
-                _lock: None,
+            let review = Review {
+                project,
+                handle: &handle,
+                facts: &facts,
+                event,
+                lock: &lock,
             };
-            // A paid review whose outcome cannot be saved would be thrown away, and its
-            // failure could not even be counted: check before starting it.
-            if let Err(e) = atomic::probe(&dir) {
-                let text = message::cannot_save(&plan, &due, &e.to_string());
-                return not_started(Branch::InternalError, text);
+            match review.prepare(due) {
+                Ok(prepared) => prepared.run().conclude().record_ledgers(),
+                Err(finished) => return *finished,
             }
-            // The findings ledger takes this review's ids: one that cannot be read would
-            // make them start again, so the review waits until it is fixed (SPEC §21).
-            let mut ledger = match snapshot::findings(&dir) {
-                Ok(l) => l,
-                Err(e) => {
-                    let text = message::ledger_unreadable(&plan, &due, &e);
-                    return not_started(Branch::LedgerError, text);
-                }
-            };
-            let config = reviewer::Config::from_env(&mut |w| eprintln!("taskie-hook: {w}"));
-            let before = state_bytes(&state_path).ok().flatten();
-            let start = reviewer::start(project, &facts, &due);
-            let log = project.relative(&start.log);
-            lock.announce(&lock::Running {
-                review: due.review.name().into(),
-                iteration: due.iteration,
-                model: due.model.clone(),
-                since: start.started.strftime(crate::clock::STAMP).to_string(),
-                log: log.clone(),
-            });
-            // This session works on this plan from now on (SPEC §17).
-            if let Some(session) = event.session_id.as_deref().and_then(SessionId::parse)
-                && let Err(e) = sessions::bind(project, &session, &plan)
-            {
-                eprintln!("taskie-hook: could not bind the session to plan '{plan}': {e}");
-            }
-            // SPEC §21: the post-review before this review answers the open findings by
-            // id; the ledger is written before the reviewer starts, whose prompt carries it.
-            // What a killed hook left pending is settled first, against the state it was
-            // written beside.
-            if let Err(e) = snapshot::settle_ledgers(&dir) {
-                eprintln!("taskie-hook: could not settle the ledgers of plan '{plan}': {e}");
-            }
-            let read = ledger.clone();
-            let unanswered = post_review_answers(&mut ledger, &facts, &due, &dir);
-            if ledger != read {
-                write_findings(&handle, &ledger);
-            }
-            let (mut run, worktree) = reviewer::review(project, &facts, &due, &config, &start);
-            lock.clear();
-            // A state.json changed while the reviewer ran keeps its edit: this review is
-            // not recorded (its cost is, as a failed attempt).
-            let now = state_bytes(&state_path).ok().flatten();
-            let edited = now != before;
-            let mut said = None;
-            if let Reviewed::Verdict {
-                findings, verified, ..
-            } = &mut run.reviewed
-                && !edited
-            {
-                let mut preview = ledger.clone();
-                let added = preview.record_review(
-                    due.review.name(),
-                    due.task,
-                    due.iteration,
-                    findings,
-                    &verified.resolved,
-                    &verified.reopened,
-                );
-                if let Err(e) = reviewer::ids_header(&dir.join(&due.review_file), &added) {
-                    eprintln!("taskie-hook: could not add the finding ids to the review file: {e}");
-                }
-                said = Some((findings.clone(), verified.clone()));
-                // The block text quotes the findings with their ids.
-                *findings = added
-                    .iter()
-                    .map(|(id, text)| format!("{id}: {text}"))
-                    .collect();
-            }
-            let mut outcome = decide::conclude(&facts, &due, &run.reviewed);
-            if !unanswered.is_empty() {
-                outcome.answer = outcome
-                    .answer
-                    .with_note(&message::unanswered(&due.post_file_before(), &unanswered));
-            }
-            // SPEC §8: what the reviewer changed in the work is named, whatever the verdict.
-            if let Some(note) = message::worktree(&worktree) {
-                outcome.answer = outcome.answer.with_note(&note);
-            }
-            outcome.record.worktree = worktree.says_something().then_some(worktree);
-            if edited {
-                outcome = decide::state_edited(
-                    &facts,
-                    &due,
-                    now.map(|b| State::parse(&b)),
-                    &log,
-                    outcome.record,
-                );
-            }
-            // SPEC §5 step 18: the review file is on disk before the state that points to
-            // it (state.json's own write waits for this sync before its rename, then makes
-            // both directory entries durable). The only fsyncs of a review: this one and
-            // state.json's, which the disk does at the same time.
-            if matches!(run.reviewed, Reviewed::Verdict { .. })
-                && !edited
-                && outcome.write.is_some()
-            {
-                review_sync = Some(atomic::sync_file_in_background(dir.join(&due.review_file)));
-            }
-            // The ledgers record this run before the state does, as pending on the state
-            // about to be written: it counts once state.json is that state, so a kill in
-            // between, or a state write that fails, leaves no review the state does not
-            // record (its cost stays spent, as a failed attempt). With no state to write,
-            // the run is recorded as what it was: a failed attempt.
-            let tag = outcome
-                .write
-                .as_ref()
-                .map(|s| crate::model::state::tag(s.to_json().as_bytes()));
-            if let (Some(tag), Some((new, verified))) = (&tag, said) {
-                ledger.record_pending(crate::model::findings::Pending {
-                    state: tag.clone(),
-                    review: due.review.name().into(),
-                    task: due.task,
-                    iteration: due.iteration,
-                    new,
-                    resolved: verified.resolved,
-                    reopened: verified.reopened,
-                });
-                write_findings(&handle, &ledger);
-            }
-            let failure = match &run.reviewed {
-                Reviewed::Failed { reason, log, .. } => Some(format!("{reason} (log {log})")),
-                Reviewed::Verdict { .. } | Reviewed::Paused { .. } if edited => Some(format!(
-                    "state.json was changed while the reviewer ran (log {log})"
-                )),
-                Reviewed::Verdict { .. } | Reviewed::Paused { .. } => None,
-            };
-            let mut spent = None;
-            if run.processes > 0 || failure.is_some() {
-                let mut ledger = snapshot::ledger(&dir, &plan);
-                let entry = spend::Entry {
-                    review: due.review.name(),
-                    task: due.base.current_task.filter(|_| due.review == Review::Code),
-                    iteration: due.iteration,
-                    processes: run.processes,
-                    reviews: run.reviews,
-                    reviewed: matches!(run.reviewed, Reviewed::Verdict { .. }) && !edited,
-                    failure: failure.as_deref(),
-                    verdict: outcome.record.verdict,
-                    advanced: outcome.record.branch == Branch::Advanced,
-                    spend: &run.spend,
-                };
-                match &tag {
-                    Some(tag) => ledger.record_pending(&entry, tag),
-                    None => ledger.record(&entry),
-                }
-                write_spend(&handle, &ledger);
-                spent = Some(ledger);
-            }
-            atomic::pause_point("ledgers-pending", &state_path);
-            // `reviews`: only who reviewed (SPEC §22); what every process cost, whoever ran.
-            if run.reviews > 0 {
-                outcome.record.reviews = Some(run.reviews);
-            }
-            if run.processes > 0 {
-                outcome.record.spend = run.spend;
-                outcome.record.panel = run.panel;
-            }
-            pending = tag.map(|_| (ledger, spent));
-            outcome
         }
     };
-    let mut review_synced = || {
-        if let Some(Err(e)) = review_sync.take().map(atomic::Pending::wait) {
-            eprintln!("taskie-hook: could not sync the review file: {e}");
-        }
-    };
-    let Outcome {
-        answer,
-        write,
-        mut record,
-    } = outcome;
-    let answer = match &write {
-        Some(state) => {
-            if pending.is_none()
-                && let Err(e) = snapshot::settle_ledgers(&dir)
-            {
-                eprintln!("taskie-hook: could not settle the ledgers of plan '{plan}': {e}");
-            }
-            atomic::pause_point("before-state-write", &state_path);
-            let written = atomic::write_durable_after(
-                &state_path,
-                state.to_json().as_bytes(),
-                &mut review_synced,
-            );
-            if written.is_ok() {
-                atomic::pause_point("after-state-write", &state_path);
-            }
-            // The run pending in the ledgers counts as what the state now on disk says.
-            if let Some((mut findings, spent)) = pending.take() {
-                let tag = written
-                    .is_ok()
-                    .then(|| crate::model::state::tag(state.to_json().as_bytes()))
-                    .or_else(|| snapshot::state_tag(&dir));
-                if findings.settle(tag.as_deref()) {
-                    write_findings(&handle, &findings);
-                }
-                atomic::pause_point("findings-settled", &state_path);
-                if let Some(mut spent) = spent
-                    && spent.settle(tag.as_deref())
-                {
-                    write_spend(&handle, &spent);
-                }
-            }
-            match written {
-                Ok(()) => answer,
-                Err(e) => {
-                    // The event says what happened: the state on disk is the one read.
-                    record.phase_after = record.phase_before.clone();
-                    record.next_phase_after = record.next_phase_before.clone();
-                    Answer::allow(message::state_not_written(&plan, &e.to_string()))
-                }
-            }
-        }
-        None => answer,
-    };
-    record.outcome = answer.outcome();
-    review_synced();
+    let (answer, record) = persist.write(&handle);
     Finished {
         answer,
         event: Some((logs, record)),
@@ -641,46 +422,11 @@ pub fn hard_stop(
     }
 }
 
-/// Records the answers of the post-review that precedes review `due` (SPEC §21) and
-/// returns the open ids it left unanswered.
-fn post_review_answers(
-    ledger: &mut Ledger,
-    f: &Facts,
-    due: &crate::model::cycle::Due,
-    dir: &std::path::Path,
-) -> Vec<String> {
-    let Some(post) = due.post_file_before() else {
-        return Vec::new();
-    };
-    if !f.has_file(&post) {
-        return Vec::new();
-    }
-    let text = reviewer::log::read_bounded(&dir.join(&post)).unwrap_or_default();
-    ledger.record_post_review(due.review.name(), due.task, &text)
-}
-
-/// The findings ledger, atomically, beside the state (the caller holds the plan lock).
-/// Not forced to disk (docs/reliability.md): a kill leaves the old or the new file, and
-/// the fsync is not worth it at every review.
-fn write_findings(plan: &project::PlanRef, ledger: &Ledger) {
-    if ledger.cycles.is_empty() && ledger.pending.is_none() {
-        return;
-    }
-    let path = plan.findings_path();
-    if let Err(e) = atomic::write_unsynced(&path, ledger.to_json().as_bytes()) {
-        eprintln!(
-            "taskie-hook: could not write the findings ledger {}: {e}",
-            path.display()
-        );
-    }
-}
-
-/// The spend ledger, as [`write_findings`].
-fn write_spend(plan: &project::PlanRef, ledger: &spend::Ledger) {
-    if let Err(e) = atomic::write_unsynced(&plan.spend_path(), ledger.to_json().as_bytes()) {
-        eprintln!(
-            "taskie-hook: could not write the spend ledger of plan '{}': {e}",
-            plan.plan
-        );
+/// The record of a stop on `plan` that took `branch`; its outcome is the answer's.
+fn record(plan: &str, branch: Branch) -> Record {
+    Record {
+        plan: plan.to_owned(),
+        branch,
+        ..Record::default()
     }
 }
