@@ -16,6 +16,7 @@ mod cli_routing;
 mod docs_examples;
 mod faults;
 mod findings;
+mod fleet;
 mod front_door;
 mod hook;
 mod hosts;

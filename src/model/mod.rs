@@ -4,6 +4,7 @@
 //! `--dry-run` and every command.
 
 pub(crate) mod actions;
+pub mod claim;
 pub mod cycle;
 pub(crate) mod depends;
 pub mod facts;

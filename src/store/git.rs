@@ -28,6 +28,27 @@ pub enum Merge {
     Conflict(Vec<String>),
 }
 
+/// One ref update of a push that happens only if the remote's ref holds what is expected
+/// (`--force-with-lease=<name>:<expect>`): a compare-and-swap on the server.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Lease<'a> {
+    /// The ref on the remote.
+    pub name: &'a str,
+    /// What it should point at afterwards; `None` deletes it.
+    pub new: Option<&'a str>,
+    /// What it must point at now; `None`: it must not exist.
+    pub expect: Option<&'a str>,
+}
+
+/// What the remote did with a leased push.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Pushed {
+    /// Every update happened.
+    Accepted,
+    /// None happened: a ref no longer held what was expected (git's words for the first).
+    Rejected(String),
+}
+
 /// Git acting in one directory (a checkout or a worktree).
 #[derive(Debug, Clone)]
 pub struct Git {
@@ -53,7 +74,7 @@ impl Git {
         c.arg("-C").arg(&self.dir);
         if args
             .first()
-            .is_some_and(|a| matches!(*a, "commit" | "merge"))
+            .is_some_and(|a| matches!(*a, "commit" | "commit-tree" | "merge"))
             && !self.has_identity()
         {
             c.args(FALLBACK_IDENTITY);
@@ -234,6 +255,96 @@ impl Git {
     pub fn update_ref(&self, name: &str, new: &str, old: &str) -> Result<()> {
         self.run(&["update-ref", "-m", "taskie run", name, new, old])
             .map(drop)
+    }
+
+    /// Pushes `leases` to `remote` all or none (`--atomic`), each a compare-and-swap. A
+    /// refusal by the remote is `Rejected`; a push that could not run (no remote, no
+    /// network, no rights) is an error.
+    pub fn push_leased(&self, remote: &str, leases: &[Lease]) -> Result<Pushed> {
+        let mut args = vec![
+            "push".to_string(),
+            "--porcelain".into(),
+            "--atomic".into(),
+            "--no-verify".into(),
+        ];
+        for l in leases {
+            args.push(format!(
+                "--force-with-lease={}:{}",
+                l.name,
+                l.expect.unwrap_or("")
+            ));
+        }
+        args.push(remote.into());
+        for l in leases {
+            args.push(format!("{}:{}", l.new.unwrap_or(""), l.name));
+        }
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = self.command(&args).output().map_err(|e| {
+            GitError(format!(
+                "cannot run git push in {}: {e}",
+                self.dir.display()
+            ))
+        })?;
+        let stdout = String::from_utf8_lossy(&out.stdout);
+        // `--porcelain`: one `<flag>\t<from>:<to>\t<summary>` line per ref; `!` is refused.
+        let refused = stdout
+            .lines()
+            .find_map(|l| l.strip_prefix("!\t"))
+            .map(|l| l.replace('\t', " "));
+        match refused {
+            Some(why) => Ok(Pushed::Rejected(why)),
+            None if out.status.success() => Ok(Pushed::Accepted),
+            None => {
+                let stderr = String::from_utf8_lossy(&out.stderr);
+                let said = stderr.lines().find(|l| !l.trim().is_empty());
+                Err(GitError(format!(
+                    "git push to {remote} failed in {}: {}",
+                    self.dir.display(),
+                    said.unwrap_or("no message").trim()
+                )))
+            }
+        }
+    }
+
+    /// Fetches `refspecs` from `remote`, dropping local refs the remote no longer has.
+    pub fn fetch(&self, remote: &str, refspecs: &[&str]) -> Result<()> {
+        let mut args = vec!["fetch", "--quiet", "--prune", "--no-tags", remote];
+        args.extend_from_slice(refspecs);
+        self.run(&args).map(drop)
+    }
+
+    /// A commit of the empty tree with `message` on `parents`, made without any work tree
+    /// or ref: what a claim is.
+    pub fn commit_empty(&self, message: &str, parents: &[&str]) -> Result<String> {
+        // stdin is empty, so mktree writes the empty tree whatever the hash algorithm.
+        let tree = self.run(&["mktree"])?;
+        let mut args = vec!["commit-tree", &tree, "-m", message];
+        for p in parents {
+            args.extend_from_slice(&["-p", p]);
+        }
+        self.run(&args)
+    }
+
+    /// The refs `patterns` name (prefixes, or whole names), each with its commit and that
+    /// commit's message.
+    pub fn refs_with_messages(&self, patterns: &[&str]) -> Result<Vec<(String, String, String)>> {
+        let mut args = vec![
+            "for-each-ref",
+            "--format=%(refname)%00%(objectname)%00%(contents)%00",
+        ];
+        args.extend_from_slice(patterns);
+        let out = self.run(&args)?;
+        let fields: Vec<&str> = out.split('\0').collect();
+        Ok(fields
+            .chunks_exact(3)
+            .map(|f| {
+                (
+                    f[0].trim_start().to_string(),
+                    f[1].to_string(),
+                    f[2].to_string(),
+                )
+            })
+            .collect())
     }
 
     /// The paths a range of history changes under `prefix`.

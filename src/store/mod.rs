@@ -4,6 +4,7 @@
 
 pub(crate) mod atomic;
 pub(crate) mod blocks;
+pub mod claims;
 pub(crate) mod diagnostics;
 pub(crate) mod event_log;
 pub(crate) mod fs;

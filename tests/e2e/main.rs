@@ -36,6 +36,8 @@ mod docs_examples;
 mod faults;
 #[path = "../findings.rs"]
 mod findings;
+#[path = "../fleet.rs"]
+mod fleet;
 #[path = "../front_door.rs"]
 mod front_door;
 #[path = "../hook.rs"]
