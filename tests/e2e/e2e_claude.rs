@@ -248,12 +248,7 @@ fn an_api_outage_fails_the_review_within_a_few_attempts_in_the_clis_words() {
 fn a_real_reviewer_at_its_usage_limit_pauses_the_plan_and_reviews_after_the_reset() {
     let p = Project::new().plan("p").state(due("plan-review"));
     let home = tempfile::tempdir().unwrap();
-    std::fs::create_dir_all(home.path().join(".claude")).unwrap();
-    std::fs::write(
-        home.path().join(".claude/.credentials.json"),
-        r#"{"claudeAiOauth":{"accessToken":"sk-ant-oat01-test","refreshToken":"sk-ant-ort01-test","expiresAt":4102444800000,"scopes":["user:inference","user:profile"],"subscriptionType":"max"}}"#,
-    )
-    .unwrap();
+    crate::support::claude_cli::sign_in_with_a_subscription(home.path());
     let now = std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap()

@@ -1,13 +1,17 @@
 //! End to end (SPEC §23): `taskie run` with the real pinned claude, codex and gemini CLIs
 //! as the lanes' agents, each against a fake model API on 127.0.0.1 with a scripted model
-//! behind it. Nothing tells the CLIs how to find Taskie but `taskie run` itself: the hook,
-//! its trust and the permissions are what the driver passes.
+//! behind it, through the whole story of a run: two tasks in parallel, a usage limit that
+//! pauses and resumes, a conflict resolved by a session of its own, a dependent task, the
+//! all-code review and the landing. Nothing tells the CLIs how to find Taskie but `taskie
+//! run` itself: the hook, its trust and the permissions are what the driver passes.
 //!
 //! The scripted model acts only on the text it received: the run's prompt names the task
-//! file, so it reads that file with its shell tool; the file says which file to write, so
-//! it writes and commits it; a hook's block names the post-review file, so it writes that.
-//! Anything else ends its turn. The reviewer is a fake program (the review loop with real
-//! reviewer CLIs is proven in hosts_e2e and vendors_e2e).
+//! file, so it reads that file with its shell tool; the file says which files to write
+//! (and which to read first), so it writes and commits them; a resolution's prompt names
+//! the conflicted files, so it reads them and keeps both sides; a hook's block names the
+//! post-review file, so it writes that. Anything else ends its turn. The reviewer is a
+//! fake program (the review loop with real reviewer CLIs is proven in hosts_e2e and
+//! vendors_e2e).
 
 use crate::support::Fake;
 use crate::support::fake_api::{self, FakeApi};
@@ -63,25 +67,164 @@ fn post_review_in(text: &str) -> Option<String> {
     Some(word.trim_end_matches('.').to_string())
 }
 
-/// What a task file asks for: "Write `<file>` containing `<text>`."
-fn work_in(task: &str) -> Option<(String, String)> {
-    let line = task.lines().find(|l| l.starts_with("Write `"))?;
-    let spans: Vec<&str> = line.split('`').collect();
-    Some((spans.get(1)?.to_string(), spans.get(3)?.to_string()))
+/// The files a resolution prompt names (`It conflicts in: a, b. Resolve …`).
+fn conflicts_in(text: &str) -> Option<Vec<String>> {
+    if !text.contains("You are resolving a merge conflict") {
+        return None;
+    }
+    let start = text.find("It conflicts in: ")? + "It conflicts in: ".len();
+    let list = text[start..].split(". Resolve").next()?;
+    Some(list.split(", ").map(str::to_string).collect())
+}
+
+/// One thing a task file asks for.
+#[derive(Debug, Clone, PartialEq)]
+enum Work {
+    /// "Write `<file>` containing `<text>`."
+    Write { file: String, text: String },
+    /// "Write `<file>` containing what `<a>` and `<b>` hold." (in that order)
+    Copy { file: String, from: Vec<String> },
+}
+
+/// What a task file asks for, in its order.
+fn work_in(task: &str) -> Vec<Work> {
+    task.lines()
+        .filter(|l| l.starts_with("Write `"))
+        .filter_map(|line| {
+            let spans: Vec<&str> = line.split('`').collect();
+            let file = spans.get(1)?.to_string();
+            if spans.get(2).is_some_and(|s| s.contains("containing what")) {
+                let from = spans
+                    .iter()
+                    .skip(3)
+                    .step_by(2)
+                    .map(|s| s.to_string())
+                    .collect();
+                Some(Work::Copy { file, from })
+            } else {
+                Some(Work::Write {
+                    file,
+                    text: spans.get(3)?.to_string(),
+                })
+            }
+        })
+        .collect()
+}
+
+/// The commands that print `files` between two marker lines, so what they hold can be
+/// told apart from whatever else the CLI wraps a command's output in.
+fn read_files(files: &[String]) -> String {
+    let quoted: Vec<String> = files.iter().map(|f| format!("'{f}'")).collect();
+    format!("echo '@@'begin && cat {} && echo '@@'end", quoted.join(" "))
+}
+
+/// The lines a [`read_files`] command printed (its output as the CLI sent it back).
+fn read_back(printed: &str) -> Option<Vec<String>> {
+    let mut lines = printed.lines().map(str::trim_end);
+    lines.find(|l| l.ends_with("@@begin"))?;
+    let mut out = Vec::new();
+    for l in lines {
+        if l.starts_with("@@end") {
+            return Some(out);
+        }
+        out.push(l.to_string());
+    }
+    None
+}
+
+/// A command that writes `lines` to `file`.
+fn write_file(file: &str, lines: &[String]) -> String {
+    let quoted: Vec<String> = lines.iter().map(|l| format!("'{l}'")).collect();
+    format!("printf '%s\\n' {} > '{file}'", quoted.join(" "))
+}
+
+/// Whether `line` is one of git's conflict markers.
+fn is_marker(line: &str) -> bool {
+    ["<<<<<<<", "=======", ">>>>>>>", "|||||||"]
+        .iter()
+        .any(|m| line.starts_with(m))
+}
+
+/// The commands of one job, as far as what they printed so far lets the scripted agent
+/// know them (a command that needs an output not printed yet ends the list).
+fn commands(told: &str, printed: &[&str], script: &Mutex<Script>) -> Vec<String> {
+    let trouble = |what: String| script.lock().unwrap().troubles.push(what);
+    let mut cmds = Vec::new();
+    if let Some(post) = post_review_in(told) {
+        cmds.push(format!(
+            "printf 'Every finding is addressed.\\n' > '{post}'"
+        ));
+    } else if let Some(files) = conflicts_in(told) {
+        // Each file read, its two sides kept (the markers dropped), then the merge made.
+        for file in &files {
+            cmds.push(read_files(std::slice::from_ref(file)));
+            let Some(out) = printed.get(cmds.len() - 1) else {
+                return cmds;
+            };
+            match read_back(out) {
+                Some(lines) => {
+                    let kept: Vec<String> = lines.into_iter().filter(|l| !is_marker(l)).collect();
+                    cmds.push(write_file(file, &kept));
+                }
+                None => trouble(format!("{file} could not be read: {out}")),
+            }
+        }
+        let quoted: Vec<String> = files.iter().map(|f| format!("'{f}'")).collect();
+        cmds.push(format!(
+            "git add {} && git commit -q --no-edit",
+            quoted.join(" ")
+        ));
+    } else if let Some(task) = task_file_in(told) {
+        cmds.push(format!("cat '{task}'"));
+        let Some(text) = printed.first() else {
+            return cmds;
+        };
+        let work = work_in(text);
+        if work.is_empty() {
+            trouble(format!("the task file said nothing to do: {text:?}"));
+            return cmds;
+        }
+        let mut written = Vec::new();
+        for w in work {
+            match w {
+                Work::Write { file, text } => {
+                    cmds.push(write_file(&file, &[text]));
+                    written.push(file);
+                }
+                Work::Copy { file, from } => {
+                    cmds.push(read_files(&from));
+                    let Some(out) = printed.get(cmds.len() - 1) else {
+                        return cmds;
+                    };
+                    match read_back(out) {
+                        Some(lines) => cmds.push(write_file(&file, &lines)),
+                        None => trouble(format!("{from:?} could not be read: {out}")),
+                    }
+                    written.push(file);
+                }
+            }
+        }
+        cmds.push(format!(
+            "git add {} && git commit -q -m 'Write {}'",
+            written
+                .iter()
+                .map(|f| format!("'{f}'"))
+                .collect::<Vec<_>>()
+                .join(" "),
+            written.join(", ")
+        ));
+    }
+    cmds
 }
 
 /// The scripted agent: the latest instruction it received, and the commands it ran since.
 fn decide(turns: &[Turn], script: &Mutex<Script>) -> Act {
-    let mut at = None;
-    for (i, t) in turns.iter().enumerate() {
-        if let Turn::Told(text) = t
-            && (task_file_in(text).is_some()
-                || post_review_in(text).is_some()
-                || text.contains("You are finishing plan"))
-        {
-            at = Some(i);
-        }
-    }
+    let at = turns.iter().rposition(|t| {
+        matches!(t, Turn::Told(text) if task_file_in(text).is_some()
+            || post_review_in(text).is_some()
+            || conflicts_in(text).is_some()
+            || text.contains("You are finishing plan"))
+    });
     let Some(at) = at else {
         return Act::Say("Nothing to do.".into());
     };
@@ -97,38 +240,67 @@ fn decide(turns: &[Turn], script: &Mutex<Script>) -> Act {
             _ => None,
         })
         .collect();
-    let act = if let Some(post) = post_review_in(told) {
-        match ran {
-            0 => Act::Shell(format!(
-                "printf 'Every finding is addressed.\\n' > '{post}'"
-            )),
-            _ => Act::Say("The post-review is written.".into()),
-        }
-    } else if let Some(task) = task_file_in(told) {
-        match ran {
-            0 => Act::Shell(format!("cat '{task}'")),
-            1 => match printed.last().and_then(|p| work_in(p)) {
-                Some((file, text)) => Act::Shell(format!(
-                    "printf '%s\\n' '{text}' > '{file}' && git add '{file}' && git commit -q -m 'Add {file}'"
-                )),
-                None => {
-                    script
-                        .lock()
-                        .unwrap()
-                        .troubles
-                        .push(format!("the task file said nothing to do: {printed:?}"));
-                    Act::Say("The task file says nothing to do.".into())
-                }
-            },
-            _ => Act::Say("The task is done.".into()),
-        }
-    } else {
-        Act::Say("Ready for the review.".into())
+    let act = match commands(told, &printed, script).into_iter().nth(ran) {
+        Some(cmd) => Act::Shell(cmd),
+        None => Act::Say("Done; ready for the review.".into()),
     };
     if let Act::Shell(cmd) = &act {
         script.lock().unwrap().ran.push(cmd.clone());
     }
     act
+}
+
+/// The task a conversation is about and how many of its commands printed, from the run's
+/// prompt (`None` for a resolution, a post-review or the all-code review).
+fn task_and_progress(turns: &[Turn]) -> Option<(String, usize)> {
+    let at = turns
+        .iter()
+        .position(|t| matches!(t, Turn::Told(text) if task_file_in(text).is_some()))?;
+    let Turn::Told(told) = &turns[at] else {
+        unreachable!()
+    };
+    let printed = turns[at..]
+        .iter()
+        .filter(|t| matches!(t, Turn::Printed(_)))
+        .count();
+    Some((task_file_in(told)?, printed))
+}
+
+/// The usage limit the fake API answers once: to the first request of the task `task`'s
+/// session after its agent read the task file (mid-task, its work not written yet).
+struct Limit {
+    task: &'static str,
+    hit: std::sync::atomic::AtomicBool,
+}
+
+impl Limit {
+    fn new(task: &'static str) -> Limit {
+        Limit {
+            task,
+            hit: std::sync::atomic::AtomicBool::new(false),
+        }
+    }
+
+    /// Whether this request gets the limit (once).
+    fn now(&self, turns: &[Turn]) -> bool {
+        let due = task_and_progress(turns).is_some_and(|(file, printed)| {
+            file.ends_with(&format!("/task-{}.md", self.task)) && printed == 1
+        });
+        due && !self.hit.swap(true, std::sync::atomic::Ordering::SeqCst)
+    }
+
+    fn was_hit(&self) -> bool {
+        self.hit.load(std::sync::atomic::Ordering::SeqCst)
+    }
+}
+
+/// A reset a few seconds from now, in Unix seconds.
+fn soon() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs() as i64
+        + 5
 }
 
 // ---------- each API's shape ----------
@@ -159,8 +331,13 @@ fn claude_turns(req: &fake_api::Request) -> Vec<Turn> {
     turns
 }
 
-fn claude_model(req: &fake_api::Request, script: &Mutex<Script>) -> fake_api::Reply {
-    match decide(&claude_turns(req), script) {
+fn claude_model(req: &fake_api::Request, script: &Mutex<Script>, limit: &Limit) -> fake_api::Reply {
+    let turns = claude_turns(req);
+    if limit.now(&turns) {
+        // A subscription's 5-hour limit: the CLI names its reset to the minute.
+        return fake_api::Reply::usage_limit(soon());
+    }
+    match decide(&turns, script) {
         Act::Shell(cmd) => fake_api::Reply::tool(
             "Bash",
             json!({"command": cmd, "description": "Run a command"}),
@@ -196,14 +373,26 @@ fn codex_turns(body: &Value) -> Vec<Turn> {
     turns
 }
 
-fn codex_model(req: &fake_openai::Request, script: &Mutex<Script>) -> fake_openai::Reply {
+fn codex_model(
+    req: &fake_openai::Request,
+    script: &Mutex<Script>,
+    limit: &Limit,
+) -> fake_openai::Reply {
     let Some(body) = req.json().filter(|_| req.path.ends_with("/responses")) else {
         return fake_openai::Reply::Json {
             status: 404,
             body: json!({"error": {"message": "not here"}}),
         };
     };
-    let item = match decide(&codex_turns(&body), script) {
+    let turns = codex_turns(&body);
+    if limit.now(&turns) {
+        // Codex names the reset in the machine's local time, to the minute.
+        return fake_openai::Reply::Json {
+            status: 429,
+            body: json!({"error": {"type": "usage_limit_reached", "plan_type": "plus", "resets_at": soon()}}),
+        };
+    }
+    let item = match decide(&turns, script) {
         Act::Shell(cmd) => {
             let n = body["input"].as_array().map_or(0, Vec::len);
             fake_openai::function_call("exec_command", &json!({"cmd": cmd}), &format!("call-{n}"))
@@ -235,17 +424,26 @@ fn gemini_turns(body: &Value) -> Vec<Turn> {
     turns
 }
 
-fn gemini_model(req: &fake_gemini::Request, script: &Mutex<Script>) -> fake_gemini::Reply {
-    let text = fake_gemini::Reply::text;
+fn gemini_model(
+    req: &fake_gemini::Request,
+    script: &Mutex<Script>,
+    limit: &Limit,
+) -> fake_gemini::Reply {
     let body = match fake_gemini::turn_body(req) {
         Ok(body) => body,
         Err(reply) => return reply,
     };
-    match decide(&gemini_turns(&body), script) {
+    let turns = gemini_turns(&body);
+    if limit.now(&turns) {
+        // A quota with a delay; the user's Gemini makes one attempt (`general.maxAttempts`),
+        // so it gives up at once, naming the delay.
+        return fake_gemini::Reply::quota(5);
+    }
+    match decide(&turns, script) {
         Act::Shell(cmd) => fake_gemini::Reply::Parts(vec![json!({"functionCall": {
             "name": "run_shell_command",
             "args": {"command": cmd, "description": "Run a command"}}})]),
-        Act::Say(t) => text(&t),
+        Act::Say(t) => fake_gemini::Reply::text(&t),
     }
 }
 
@@ -253,22 +451,39 @@ fn gemini_model(req: &fake_gemini::Request, script: &Mutex<Script>) -> fake_gemi
 
 use crate::support::git;
 
-/// A user's repository with a plan of `tasks` (id, file to write, its text) and no
-/// dependencies, a HOME for the CLI, and a fake reviewer that passes. All of it under
-/// target/ (Gemini ignores settings below a directory others may write to, like /tmp).
+/// The plan of the story: tasks 1 and 2 run in parallel and both rewrite the line of
+/// `shared.txt` (their merges conflict); task 3 depends on both and copies their files.
+const TASKS: [(&str, &str, &str); 3] = [
+    (
+        "1",
+        "Write `one.txt` containing `one`.\nWrite `shared.txt` containing `from one`.\n",
+        "",
+    ),
+    (
+        "2",
+        "Write `two.txt` containing `two`.\nWrite `shared.txt` containing `from two`.\n",
+        "",
+    ),
+    (
+        "3",
+        "Write `three.txt` containing what `one.txt` and `two.txt` hold.\n",
+        "1, 2",
+    ),
+];
+
+/// The task whose agent hits its usage limit, mid-task.
+const LIMITED: &str = "2";
+
+/// A user's repository with the plan of [`TASKS`], a HOME for the CLI, and a fake
+/// reviewer that passes. All of it under target/ (Gemini ignores settings below a
+/// directory others may write to, like /tmp).
 struct Lanes {
     _dir: tempfile::TempDir,
     root: PathBuf,
 }
 
 impl Lanes {
-    fn new(tasks: &[(&str, &str, &str)]) -> Lanes {
-        let with: Vec<_> = tasks.iter().map(|&(i, f, t)| (i, f, t, "")).collect();
-        Lanes::with_depends(&with)
-    }
-
-    /// Tasks (id, file, text, the ids it depends on).
-    fn with_depends(tasks: &[(&str, &str, &str, &str)]) -> Lanes {
+    fn new() -> Lanes {
         let dir = home();
         let root = dir.path().to_path_buf();
         for d in ["home", "data", "reviewer", "work"] {
@@ -283,16 +498,16 @@ impl Lanes {
         std::fs::write(plan.join("plan.md"), "# Plan\n\nA few files.\n").unwrap();
         let mut table =
             String::from("| Id | Title | Status | Depends |\n|----|-------|--------|---------|\n");
-        for (id, file, text, depends) in tasks {
-            table.push_str(&format!("| {id} | Add {file} | pending | {depends} |\n"));
+        for (id, body, depends) in TASKS {
+            table.push_str(&format!("| {id} | Task {id} | pending | {depends} |\n"));
             std::fs::write(
                 plan.join(format!("task-{id}.md")),
-                format!("# Task {id}\n\nWrite `{file}` containing `{text}`.\n"),
+                format!("# Task {id}\n\n{body}"),
             )
             .unwrap();
         }
         std::fs::write(plan.join("tasks.md"), table).unwrap();
-        std::fs::write(work.join("README"), "hello\n").unwrap();
+        std::fs::write(work.join("shared.txt"), "base\n").unwrap();
         git(&work, &["add", "-A"]);
         git(&work, &["commit", "-q", "-m", "plan"]);
         let lanes = Lanes { _dir: dir, root };
@@ -321,7 +536,7 @@ impl Lanes {
     }
 
     /// `taskie run <args>` with `agent` (the real CLI) and the environment `env` for it,
-    /// killed and failing the test after `limit`.
+    /// killed and failing the test after `limit` (a guard against a hang, not a measure).
     fn run(
         &self,
         agent: &Path,
@@ -382,6 +597,16 @@ impl Lanes {
         (status, report, stderr)
     }
 
+    /// The run's directory of worktrees and gates.
+    fn run_dir(&self) -> PathBuf {
+        std::fs::read_dir(self.root.join("data/taskie/runs"))
+            .unwrap()
+            .flatten()
+            .next()
+            .expect("a run directory")
+            .path()
+    }
+
     /// Every lane's agent output, for failure messages.
     fn agent_logs(&self) -> String {
         let mut all = String::new();
@@ -415,29 +640,55 @@ impl Lanes {
     }
 }
 
-const TWO: [(&str, &str, &str); 2] = [("1", "one.txt", "one"), ("2", "two.txt", "two")];
+/// The journal's entries, in order.
+fn journal(report: &Value) -> Vec<Value> {
+    let path = report["journal"]
+        .as_str()
+        .expect("the report names its journal");
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
 
-/// Two parallel tasks, each written and committed by the real CLI in its worktree, gated
-/// by the hook (a heartbeat at each stop), merged, the all-code review, `--land ff`.
-fn two_tasks_land(
+/// The index of the first journal entry of `step` for `task` that `also` accepts.
+fn first(entries: &[Value], step: &str, task: &str, also: impl Fn(&Value) -> bool) -> usize {
+    entries
+        .iter()
+        .position(|e| e["step"] == step && e["task"] == task && also(e))
+        .unwrap_or_else(|| panic!("no {step} of task {task} in {entries:#?}"))
+}
+
+/// The whole story (SPEC §23) under one real CLI: tasks 1 and 2 start in parallel; task
+/// 2's agent hits its usage limit mid-task, which pauses that CLI's lanes until the reset
+/// a few seconds ahead, after which the run starts it again by itself; tasks 1 and 2 both
+/// rewrite `shared.txt`, so the second merge conflicts and becomes a session of its own
+/// in which the real CLI resolves it, reviewed and merged; task 3, which depends on both,
+/// starts only after both merged and copies their files; the all-code review runs on the
+/// integration tip and `--land ff` fast-forwards the user's branch to it. The reviewer is
+/// a fake program that passes.
+fn whole_story(
     name: &str,
     agent: &Path,
     env: &[(&str, String)],
+    lanes: &Lanes,
     script: &Mutex<Script>,
-) -> (Lanes, Value, Duration) {
-    let lanes = Lanes::new(&TWO);
+    limit: &Limit,
+) -> Duration {
     let head = lanes.git(&["rev-parse", "HEAD"]);
     let started = Instant::now();
     let (status, report, stderr) = lanes.run(
         agent,
         env,
         &["--agent", name, "-j", "2", "--land", "ff"],
-        Duration::from_secs(600),
+        Duration::from_secs(900),
     );
     let took = started.elapsed();
+    let entries = journal(&report);
     let s = script.lock().unwrap();
     let context = format!(
-        "{report}\n{stderr}\nran: {:?}\ntroubles: {:?}\n{}",
+        "{report}\n{stderr}\nran: {:#?}\ntroubles: {:?}\n{}",
         s.ran,
         s.troubles,
         lanes.agent_logs()
@@ -445,75 +696,206 @@ fn two_tasks_land(
     assert!(status.success(), "{context}");
     assert_eq!(report["outcome"], "done", "{context}");
     assert!(s.troubles.is_empty(), "{context}");
-    // What the model was asked and did: each task read, then its file written.
-    for (id, file, _) in TWO {
+    assert!(limit.was_hit(), "the usage limit was answered: {context}");
+    // What the model was asked and did: each task read, the conflict read and resolved,
+    // the dependencies' files read by the dependent.
+    for (id, _, _) in TASKS {
         assert!(
             s.ran
                 .iter()
-                .any(|c| c.starts_with("cat ") && c.contains(&format!("task-{id}.md"))),
-            "{context}"
-        );
-        assert!(
-            s.ran.iter().any(|c| c.contains(&format!("> '{file}'"))),
+                .any(|c| c.starts_with("cat ") && c.ends_with(&format!("/task-{id}.md'"))),
             "{context}"
         );
     }
+    assert!(
+        s.ran.contains(&read_files(&["shared.txt".into()])),
+        "{context}"
+    );
+    assert!(
+        s.ran.iter().any(|c| c.ends_with("git commit -q --no-edit")),
+        "{context}"
+    );
+    assert!(
+        s.ran
+            .contains(&read_files(&["one.txt".into(), "two.txt".into()])),
+        "{context}"
+    );
     drop(s);
-    // Landed by fast-forward: the user's branch is the reviewed tip, which holds both.
+
+    // Tasks 1 and 2 started together, before either ended.
+    let started_at = |task: &str| first(&entries, "session", task, |_| true);
+    let ended_at = |task: &str| {
+        entries
+            .iter()
+            .position(|e| {
+                e["task"] == task
+                    && ["reviewed", "paused", "blocked"].contains(&e["step"].as_str().unwrap_or(""))
+            })
+            .unwrap_or_else(|| panic!("task {task} never ended: {context}"))
+    };
+    assert!(
+        started_at("1").max(started_at("2")) < ended_at("1").min(ended_at("2")),
+        "{context}"
+    );
+    // The usage limit paused task 2, naming the CLI and a reset; no session of that CLI
+    // started until the run took task 2 up again by itself.
+    let paused = first(&entries, "paused", LIMITED, |_| true);
+    let p = &entries[paused];
+    assert_eq!(p["agent"], name, "{context}");
+    assert!(
+        p["until"].is_i64(),
+        "a reset the run can wait for: {context}"
+    );
+    assert!(
+        p["reason"]
+            .as_str()
+            .is_some_and(|r| r.contains("usage limit")),
+        "{context}"
+    );
+    let retry = first(&entries, "retry", LIMITED, |_| true);
+    assert!(
+        !entries[paused..retry]
+            .iter()
+            .any(|e| e["step"] == "session"),
+        "{context}"
+    );
+    assert!(
+        entries[retry..]
+            .iter()
+            .any(|e| e["step"] == "session" && e["task"] == LIMITED),
+        "{context}"
+    );
+    // Task 1 merged first; task 2's merge conflicted in shared.txt, and a session resolving
+    // it (based on the integration tip) was reviewed, then merged.
+    let conflict = first(&entries, "conflict", LIMITED, |_| true);
+    assert_eq!(
+        entries[conflict]["files"],
+        json!(["shared.txt"]),
+        "{context}"
+    );
+    let resolving = first(&entries, "session", LIMITED, |e| e["resolve"].is_array());
+    assert!(conflict < resolving, "{context}");
+    let merged = |task: &str| first(&entries, "merged", task, |_| true);
+    assert!(
+        merged("1") < conflict && resolving < merged(LIMITED),
+        "{context}"
+    );
+    // Task 3 started only after both of its dependencies merged, from a tip holding both.
+    let third = started_at("3");
+    assert!(merged("1") < third && merged("2") < third, "{context}");
+    let base = entries[third]["base"].as_str().unwrap();
+    for t in ["1", "2"] {
+        let commit = entries[merged(t)]["commit"].as_str().unwrap();
+        assert_eq!(
+            lanes.git(&["merge-base", "--is-ancestor", commit, base]),
+            "",
+            "{context}"
+        );
+    }
+
+    // Landed by fast-forward: the user's branch is the reviewed integration tip.
     let tip = lanes.git(&["rev-parse", "taskie/p/integration"]);
+    assert_eq!(
+        report["all_code_review"],
+        Value::String(tip.clone()),
+        "{context}"
+    );
     assert_eq!(report["landed"], Value::String(tip.clone()), "{context}");
     assert_eq!(lanes.git(&["rev-parse", "main"]), tip);
     assert_eq!(
         lanes.git(&["merge-base", "--is-ancestor", &head, "main"]),
         ""
     );
-    for (_, file, text) in TWO {
-        assert_eq!(
-            lanes.git(&["show", &format!("main:{file}")]),
-            text,
-            "{context}"
+    // Every task's work, made by the agents in their worktrees, and the conflict resolved
+    // with both sides and no marker.
+    let show = |f: &str| lanes.git(&["show", &format!("main:{f}")]);
+    assert_eq!(show("one.txt"), "one");
+    assert_eq!(show("two.txt"), "two");
+    assert_eq!(
+        show("three.txt"),
+        "one\ntwo",
+        "task 3 saw its dependencies' work"
+    );
+    let shared = show("shared.txt");
+    assert!(
+        shared.lines().any(|l| l == "from one") && shared.lines().any(|l| l == "from two"),
+        "{shared}"
+    );
+    assert!(!shared.lines().any(is_marker), "{shared}");
+    let log = lanes.git(&["log", "--format=%s", "main"]);
+    for subject in [
+        "Write one.txt, shared.txt",
+        "Write two.txt, shared.txt",
+        "Write three.txt",
+    ] {
+        assert!(log.lines().any(|l| l == subject), "{log}");
+    }
+    // Each task merged once, and tasks.md says so.
+    let merges = lanes.git(&["log", "--merges", "--format=%s", "main"]);
+    for (id, _, _) in TASKS {
+        let once = merges
+            .lines()
+            .filter(|m| m.starts_with(&format!("taskie: merge task {id} ")))
+            .count();
+        assert_eq!(once, 1, "task {id} merged once: {merges}");
+    }
+    let tasks = taskie::model::tasks::parse(&show(".taskie/plans/p/tasks.md")).unwrap();
+    for (id, _, _) in TASKS {
+        let status = tasks.iter().find(|t| t.id == id).map(|t| t.status.clone());
+        assert_eq!(status.as_deref(), Some("done"), "task {id}: {tasks:?}");
+    }
+    // Nothing left behind: no worktree but the user's, the checkout clean.
+    let worktrees = lanes.git(&["worktree", "list", "--porcelain"]);
+    assert_eq!(
+        worktrees
+            .lines()
+            .filter(|l| l.starts_with("worktree "))
+            .count(),
+        1,
+        "{worktrees}"
+    );
+    for dir in ["task-1", "task-2", "task-3", "integration"] {
+        assert!(
+            !lanes.run_dir().join(dir).exists(),
+            "{dir} is left: {context}"
         );
-        // The commit of the file is the agent's own, made in its worktree.
-        let log = lanes.git(&["log", "--format=%s", "main", "--", file]);
-        assert!(log.lines().any(|l| l == format!("Add {file}")), "{log}");
     }
-    (lanes, report, took)
-}
-
-/// Every lane's heartbeats: the hook ran at the session's stops.
-fn assert_heartbeats(lanes: &Lanes) {
-    let runs = lanes.root.join("data/taskie/runs");
-    let run = std::fs::read_dir(&runs)
-        .unwrap()
-        .flatten()
-        .next()
-        .expect("a run directory");
-    for task in ["1", "2", "all"] {
-        let beats = run.path().join(format!("gate-{task}/heartbeats.jsonl"));
+    assert_eq!(lanes.git(&["status", "--porcelain"]), "");
+    // The hook ran at the stops of every session: a heartbeat in each gate.
+    for task in ["1", "2", "3", "all"] {
+        let beats = lanes
+            .run_dir()
+            .join(format!("gate-{task}/heartbeats.jsonl"));
         let text = std::fs::read_to_string(&beats)
-            .unwrap_or_else(|e| panic!("{}: {e}\n{}", beats.display(), lanes.agent_logs()));
-        assert!(text.lines().count() >= 2, "{text}");
+            .unwrap_or_else(|e| panic!("{}: {e}\n{context}", beats.display()));
+        assert!(!text.trim().is_empty(), "{context}");
     }
+    took
 }
 
 #[test]
-fn under_the_real_claude_two_parallel_lanes_merge_and_land_by_fast_forward() {
+fn under_the_real_claude_a_whole_run_with_a_dependent_a_conflict_and_a_usage_limit_lands() {
     let script = Arc::new(Mutex::new(Script::default()));
-    let s = script.clone();
-    let api = FakeApi::start(move |r| claude_model(r, &s));
+    let limit = Arc::new(Limit::new(LIMITED));
+    let (s, l) = (script.clone(), limit.clone());
+    let api = FakeApi::start(move |r| claude_model(r, &s, &l));
+    let lanes = Lanes::new();
+    // Signed in with a subscription (OAuth credentials, no API key): the only way Claude
+    // Code reports a usage limit with its reset.
+    crate::support::claude_cli::sign_in_with_a_subscription(&lanes.home());
     let env = [
         ("ANTHROPIC_BASE_URL", api.base_url()),
-        ("ANTHROPIC_API_KEY", "test-key".to_string()),
         ("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC", "1".to_string()),
     ];
-    let (lanes, _, took) = two_tasks_land(
+    let took = whole_story(
         "claude",
         crate::support::claude_cli::binary(),
         &env,
+        &lanes,
         &script,
+        &limit,
     );
-    assert_heartbeats(&lanes);
-    println!("claude: two lanes and the final review in {took:?}");
+    println!("claude: the whole story in {took:?}");
 }
 
 /// A Codex home pointed at `api`, and the variables that select it.
@@ -540,14 +922,15 @@ fn codex_env(api: &FakeOpenAi, dir: &Path) -> Vec<(&'static str, String)> {
 }
 
 #[test]
-fn under_the_real_codex_two_parallel_lanes_merge_and_land_by_fast_forward() {
+fn under_the_real_codex_a_whole_run_with_a_dependent_a_conflict_and_a_usage_limit_lands() {
     let script = Arc::new(Mutex::new(Script::default()));
-    let s = script.clone();
-    let api = FakeOpenAi::start(move |r| codex_model(r, &s)).unwrap();
+    let limit = Arc::new(Limit::new(LIMITED));
+    let (s, l) = (script.clone(), limit.clone());
+    let api = FakeOpenAi::start(move |r| codex_model(r, &s, &l)).unwrap();
     let dir = home();
     let env = codex_env(&api, dir.path());
-    let (lanes, _, took) = two_tasks_land("codex", &bin("codex"), &env, &script);
-    assert_heartbeats(&lanes);
+    let lanes = Lanes::new();
+    let took = whole_story("codex", &bin("codex"), &env, &lanes, &script, &limit);
     // The hook was trusted the way Codex's /hooks screen does it: its hash in config.toml.
     let config = std::fs::read_to_string(dir.path().join(".codex/config.toml")).unwrap();
     assert!(
@@ -555,15 +938,17 @@ fn under_the_real_codex_two_parallel_lanes_merge_and_land_by_fast_forward() {
             && config.contains("trusted_hash = \"sha256:"),
         "{config}"
     );
-    println!("codex: two lanes and the final review in {took:?}");
+    println!("codex: the whole story in {took:?}");
 }
 
 #[test]
-fn under_the_real_gemini_two_parallel_lanes_merge_and_land_by_fast_forward() {
+fn under_the_real_gemini_a_whole_run_with_a_dependent_a_conflict_and_a_usage_limit_lands() {
     let script = Arc::new(Mutex::new(Script::default()));
-    let s = script.clone();
-    let api = FakeGemini::start(move |r| gemini_model(r, &s)).unwrap();
+    let limit = Arc::new(Limit::new(LIMITED));
+    let (s, l) = (script.clone(), limit.clone());
+    let api = FakeGemini::start(move |r| gemini_model(r, &s, &l)).unwrap();
     let dir = home();
+    // The user's Gemini makes one attempt per request (`general.maxAttempts: 1`).
     gemini_home(dir.path());
     let env = [
         ("GEMINI_CLI_HOME", dir.path().display().to_string()),
@@ -571,7 +956,7 @@ fn under_the_real_gemini_two_parallel_lanes_merge_and_land_by_fast_forward() {
         ("GEMINI_API_KEY", "dummy".to_string()),
         ("SHELL", "/bin/sh".to_string()),
     ];
-    let (lanes, _, took) = two_tasks_land("gemini", &bin("gemini"), &env, &script);
-    assert_heartbeats(&lanes);
-    println!("gemini: two lanes and the final review in {took:?}");
+    let lanes = Lanes::new();
+    let took = whole_story("gemini", &bin("gemini"), &env, &lanes, &script, &limit);
+    println!("gemini: the whole story in {took:?}");
 }

@@ -100,3 +100,14 @@ fn find(dir: &Path) -> Option<PathBuf> {
         .map(|e| e.path().join("claude"))
         .find(|p| runs(p))
 }
+
+/// Signs the CLI in as a subscriber (OAuth credentials in `<home>/.claude`, no API key),
+/// the only sign-in for which it reports a usage limit with its reset.
+pub fn sign_in_with_a_subscription(home: &Path) {
+    std::fs::create_dir_all(home.join(".claude")).unwrap();
+    std::fs::write(
+        home.join(".claude/.credentials.json"),
+        r#"{"claudeAiOauth":{"accessToken":"sk-ant-oat01-test","refreshToken":"sk-ant-ort01-test","expiresAt":4102444800000,"scopes":["user:inference","user:profile"],"subscriptionType":"max"}}"#,
+    )
+    .unwrap();
+}

@@ -33,6 +33,8 @@ pub enum Reply {
     /// A model answer made of these `parts` (e.g. a `functionCall`, to drive the CLI as
     /// an agent), streamed like `Text`.
     Parts(Vec<Value>),
+    /// An error answer: this HTTP status and body (e.g. a 429 quota answer).
+    Error { status: u16, body: Value },
 }
 
 impl Reply {
@@ -42,6 +44,19 @@ impl Reply {
             text: t.to_owned(),
             prompt_tokens: 100,
             output_tokens: 10,
+        }
+    }
+
+    /// The API's quota answer: 429 `RESOURCE_EXHAUSTED` with a `RetryInfo` delay. The CLI
+    /// retries a delay of up to 300 s itself, within its `general.maxAttempts`, then gives
+    /// up saying `Suggested retry after <delay>s.`
+    pub fn quota(delay_secs: u64) -> Reply {
+        Reply::Error {
+            status: 429,
+            body: json!({"error": {"code": 429, "status": "RESOURCE_EXHAUSTED",
+                "message": "You exceeded your current quota, please check your plan and billing details.",
+                "details": [{"@type": "type.googleapis.com/google.rpc.RetryInfo",
+                             "retryDelay": format!("{delay_secs}s")}]}}),
         }
     }
 }
@@ -91,6 +106,7 @@ impl FakeGemini {
 
 fn respond(req: &Request, n: u64, reply: Reply) -> Response {
     match reply {
+        Reply::Error { status, body } => Response::json(status, &body),
         Reply::Parts(parts) => {
             let answer = json!({
                 "candidates": [{"content": {"role": "model", "parts": parts},
