@@ -266,27 +266,36 @@ fn task_and_progress(turns: &[Turn]) -> Option<(String, usize)> {
     Some((task_file_in(told)?, printed))
 }
 
-/// The usage limit the fake API answers once: to the first request of the task `task`'s
-/// session after its agent read the task file (mid-task, its work not written yet).
+/// The usage limit the fake API answers once, to the first request of task [`LIMITED`]'s
+/// session after its agent read the task file (mid-task, its work not written yet); and
+/// the first request of task [`HELD`]'s session, held until then, so that session is
+/// still running when the limit comes and the limit, not a free slot, decides when task
+/// [`WAITING`] may start.
 struct Limit {
-    task: &'static str,
     hit: std::sync::atomic::AtomicBool,
 }
 
 impl Limit {
-    fn new(task: &'static str) -> Limit {
+    fn new() -> Limit {
         Limit {
-            task,
             hit: std::sync::atomic::AtomicBool::new(false),
         }
     }
 
-    /// Whether this request gets the limit (once).
+    /// Whether this request gets the limit (once); a request it holds returns once the
+    /// limit was answered (or after a long bound, for the test to fail on).
     fn now(&self, turns: &[Turn]) -> bool {
-        let due = task_and_progress(turns).is_some_and(|(file, printed)| {
-            file.ends_with(&format!("/task-{}.md", self.task)) && printed == 1
-        });
-        due && !self.hit.swap(true, std::sync::atomic::Ordering::SeqCst)
+        let Some((file, printed)) = task_and_progress(turns) else {
+            return false;
+        };
+        let is = |task: &str| file.ends_with(&format!("/task-{task}.md"));
+        if is(HELD) && printed == 0 {
+            let bound = Instant::now() + Duration::from_secs(300);
+            while !self.was_hit() && Instant::now() < bound {
+                std::thread::sleep(Duration::from_millis(50));
+            }
+        }
+        is(LIMITED) && printed == 1 && !self.hit.swap(true, std::sync::atomic::Ordering::SeqCst)
     }
 
     fn was_hit(&self) -> bool {
@@ -452,8 +461,9 @@ fn gemini_model(
 use crate::support::git;
 
 /// The plan of the story: tasks 1 and 2 run in parallel and both rewrite the line of
-/// `shared.txt` (their merges conflict); task 3 depends on both and copies their files.
-const TASKS: [(&str, &str, &str); 3] = [
+/// `shared.txt` (their merges conflict); task 3 depends on both and copies their files;
+/// task 4 is ready from the start, and waits for a free lane.
+const TASKS: [(&str, &str, &str); 4] = [
     (
         "1",
         "Write `one.txt` containing `one`.\nWrite `shared.txt` containing `from one`.\n",
@@ -469,10 +479,16 @@ const TASKS: [(&str, &str, &str); 3] = [
         "Write `three.txt` containing what `one.txt` and `two.txt` hold.\n",
         "1, 2",
     ),
+    ("4", "Write `four.txt` containing `four`.\n", ""),
 ];
 
 /// The task whose agent hits its usage limit, mid-task.
 const LIMITED: &str = "2";
+/// The task whose session runs beside it when the limit comes.
+const HELD: &str = "1";
+/// The task that is ready but may start only after the reset (`-j 2`: tasks 1 and 2
+/// start first).
+const WAITING: &str = "4";
 
 /// A user's repository with the plan of [`TASKS`], a HOME for the CLI, and a fake
 /// reviewer that passes. All of it under target/ (Gemini ignores settings below a
@@ -662,12 +678,12 @@ fn first(entries: &[Value], step: &str, task: &str, also: impl Fn(&Value) -> boo
 
 /// The whole story (SPEC §23) under one real CLI: tasks 1 and 2 start in parallel; task
 /// 2's agent hits its usage limit mid-task, which pauses that CLI's lanes until the reset
-/// a few seconds ahead, after which the run starts it again by itself; tasks 1 and 2 both
-/// rewrite `shared.txt`, so the second merge conflicts and becomes a session of its own
-/// in which the real CLI resolves it, reviewed and merged; task 3, which depends on both,
-/// starts only after both merged and copies their files; the all-code review runs on the
-/// integration tip and `--land ff` fast-forwards the user's branch to it. The reviewer is
-/// a fake program that passes.
+/// a few seconds ahead (task 4, ready, waits for it), after which the run starts task 2
+/// again by itself; tasks 1 and 2 both rewrite `shared.txt`, so the second merge
+/// conflicts and becomes a session of its own in which the real CLI resolves it, reviewed
+/// and merged; task 3, which depends on both, starts only after both merged and copies
+/// their files; the all-code review runs on the integration tip and `--land ff`
+/// fast-forwards the user's branch to it. The reviewer is a fake program that passes.
 fn whole_story(
     name: &str,
     agent: &Path,
@@ -734,11 +750,12 @@ fn whole_story(
             .unwrap_or_else(|| panic!("task {task} never ended: {context}"))
     };
     assert!(
-        started_at("1").max(started_at("2")) < ended_at("1").min(ended_at("2")),
+        started_at(HELD).max(started_at(LIMITED)) < ended_at(HELD).min(ended_at(LIMITED)),
         "{context}"
     );
     // The usage limit paused task 2, naming the CLI and a reset; no session of that CLI
-    // started until the run took task 2 up again by itself.
+    // started until the run took task 2 up again by itself, though task 4 was ready and a
+    // lane was free; then task 4 started too.
     let paused = first(&entries, "paused", LIMITED, |_| true);
     let p = &entries[paused];
     assert_eq!(p["agent"], name, "{context}");
@@ -759,25 +776,28 @@ fn whole_story(
             .any(|e| e["step"] == "session"),
         "{context}"
     );
+    assert!(retry < started_at(WAITING), "{context}");
     assert!(
         entries[retry..]
             .iter()
             .any(|e| e["step"] == "session" && e["task"] == LIMITED),
         "{context}"
     );
-    // Task 1 merged first; task 2's merge conflicted in shared.txt, and a session resolving
-    // it (based on the integration tip) was reviewed, then merged.
-    let conflict = first(&entries, "conflict", LIMITED, |_| true);
-    assert_eq!(
-        entries[conflict]["files"],
-        json!(["shared.txt"]),
-        "{context}"
-    );
-    let resolving = first(&entries, "session", LIMITED, |e| e["resolve"].is_array());
-    assert!(conflict < resolving, "{context}");
+    // Whichever of tasks 1 and 2 merged second conflicted in shared.txt; a session
+    // resolving it (on the integration tip) was reviewed, then merged.
     let merged = |task: &str| first(&entries, "merged", task, |_| true);
+    let conflicts: Vec<&Value> = entries.iter().filter(|e| e["step"] == "conflict").collect();
+    assert_eq!(conflicts.len(), 1, "{context}");
+    let (conflicted, other) = match conflicts[0]["task"].as_str() {
+        Some("1") => ("1", "2"),
+        Some("2") => ("2", "1"),
+        _ => panic!("tasks 1 and 2 conflict: {context}"),
+    };
+    assert_eq!(conflicts[0]["files"], json!(["shared.txt"]), "{context}");
+    let conflict = first(&entries, "conflict", conflicted, |_| true);
+    let resolving = first(&entries, "session", conflicted, |e| e["resolve"].is_array());
     assert!(
-        merged("1") < conflict && resolving < merged(LIMITED),
+        merged(other) < conflict && conflict < resolving && resolving < merged(conflicted),
         "{context}"
     );
     // Task 3 started only after both of its dependencies merged, from a tip holding both.
@@ -816,6 +836,7 @@ fn whole_story(
         "one\ntwo",
         "task 3 saw its dependencies' work"
     );
+    assert_eq!(show("four.txt"), "four");
     let shared = show("shared.txt");
     assert!(
         shared.lines().any(|l| l == "from one") && shared.lines().any(|l| l == "from two"),
@@ -827,6 +848,7 @@ fn whole_story(
         "Write one.txt, shared.txt",
         "Write two.txt, shared.txt",
         "Write three.txt",
+        "Write four.txt",
     ] {
         assert!(log.lines().any(|l| l == subject), "{log}");
     }
@@ -854,7 +876,7 @@ fn whole_story(
         1,
         "{worktrees}"
     );
-    for dir in ["task-1", "task-2", "task-3", "integration"] {
+    for dir in ["task-1", "task-2", "task-3", "task-4", "integration"] {
         assert!(
             !lanes.run_dir().join(dir).exists(),
             "{dir} is left: {context}"
@@ -862,7 +884,7 @@ fn whole_story(
     }
     assert_eq!(lanes.git(&["status", "--porcelain"]), "");
     // The hook ran at the stops of every session: a heartbeat in each gate.
-    for task in ["1", "2", "3", "all"] {
+    for task in ["1", "2", "3", "4", "all"] {
         let beats = lanes
             .run_dir()
             .join(format!("gate-{task}/heartbeats.jsonl"));
@@ -876,7 +898,7 @@ fn whole_story(
 #[test]
 fn under_the_real_claude_a_whole_run_with_a_dependent_a_conflict_and_a_usage_limit_lands() {
     let script = Arc::new(Mutex::new(Script::default()));
-    let limit = Arc::new(Limit::new(LIMITED));
+    let limit = Arc::new(Limit::new());
     let (s, l) = (script.clone(), limit.clone());
     let api = FakeApi::start(move |r| claude_model(r, &s, &l));
     let lanes = Lanes::new();
@@ -924,7 +946,7 @@ fn codex_env(api: &FakeOpenAi, dir: &Path) -> Vec<(&'static str, String)> {
 #[test]
 fn under_the_real_codex_a_whole_run_with_a_dependent_a_conflict_and_a_usage_limit_lands() {
     let script = Arc::new(Mutex::new(Script::default()));
-    let limit = Arc::new(Limit::new(LIMITED));
+    let limit = Arc::new(Limit::new());
     let (s, l) = (script.clone(), limit.clone());
     let api = FakeOpenAi::start(move |r| codex_model(r, &s, &l)).unwrap();
     let dir = home();
@@ -944,7 +966,7 @@ fn under_the_real_codex_a_whole_run_with_a_dependent_a_conflict_and_a_usage_limi
 #[test]
 fn under_the_real_gemini_a_whole_run_with_a_dependent_a_conflict_and_a_usage_limit_lands() {
     let script = Arc::new(Mutex::new(Script::default()));
-    let limit = Arc::new(Limit::new(LIMITED));
+    let limit = Arc::new(Limit::new());
     let (s, l) = (script.clone(), limit.clone());
     let api = FakeGemini::start(move |r| gemini_model(r, &s, &l)).unwrap();
     let dir = home();
