@@ -55,6 +55,8 @@ pub enum Var {
     /// Test builds only: the time (Unix seconds) the usage-limit pause takes as now
     /// (`clock.rs`), so a test reaches a reset time without sleeping.
     TestNow,
+    /// Test builds only: make a `taskie run` lane's thread panic (`commands/run/driver.rs`).
+    TestPanicLane,
 }
 
 impl Var {
@@ -94,6 +96,7 @@ impl Var {
             Var::TestKillAt => "TASKIE_TEST_KILL_AT",
             Var::TestPauseAt => "TASKIE_TEST_PAUSE_AT",
             Var::TestNow => "TASKIE_TEST_NOW",
+            Var::TestPanicLane => "TASKIE_TEST_PANIC_LANE",
         }
     }
 
@@ -150,6 +153,7 @@ impl Var {
             Var::TestKillAt => "tests only: kill taskie run at a journal step",
             Var::TestPauseAt => "test builds only",
             Var::TestNow => "test builds only: the Unix time the usage-limit pause takes as now",
+            Var::TestPanicLane => "test builds only: the task whose taskie run lane panics",
         }
     }
 
@@ -181,6 +185,7 @@ impl Var {
                 | Var::Path
                 | Var::TestPauseAt
                 | Var::TestNow
+                | Var::TestPanicLane
                 | Var::TestKillAt
                 | Var::Agent
                 | Var::XdgDataHome

@@ -11,6 +11,8 @@ use crate::model::host::Client;
 use crate::model::run::journal::{Entry, Land, Lane, Outcome, RunState};
 use crate::model::run::schedule;
 use std::collections::BTreeMap;
+use std::panic::AssertUnwindSafe;
+use std::path::Path;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -102,6 +104,48 @@ fn begin(ctx: &Context, state: &mut RunState, task: &str, agent: Client) -> Resu
         resolving: resolve.is_some(),
     }))
 }
+
+/// One session, on a lane's thread of its own. Whatever happens there, the driver hears
+/// of the lane's end: a panic (a bug of Taskie's, never the agent's doing) is caught and
+/// becomes the session's failure, with its agent stopped, so the task is blocked naming
+/// it (its branch kept) instead of the driver waiting forever for a lane that is gone.
+fn lane(ctx: &Context, task: &str, worktree: &Path, agent: Client) -> Ended {
+    std::panic::catch_unwind(AssertUnwindSafe(|| {
+        test_panic(task);
+        session::run(ctx, task, worktree, agent)
+    }))
+    .unwrap_or_else(|panic| {
+        session::stop_leftover(&ctx.gate(task));
+        let what = panic
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| panic.downcast_ref::<String>().cloned())
+            .unwrap_or_else(|| "no message".into());
+        Ended {
+            task: task.to_string(),
+            status: Err(format!(
+                "Taskie's lane for it panicked ({what}), a bug of Taskie's: its agent was stopped and \
+                 the branch {} is kept; `taskie run --resume` tries it again",
+                ctx.branch(task)
+            )),
+            tail: String::new(),
+        }
+    })
+}
+
+/// Test builds only: `TASKIE_TEST_PANIC_LANE=<task>` makes that task's lane panic, as a
+/// bug there would.
+#[cfg(debug_assertions)]
+fn test_panic(task: &str) {
+    if crate::env::Var::TestPanicLane.get().as_deref() == Some(task) {
+        panic!("TASKIE_TEST_PANIC_LANE names task {task}");
+    }
+}
+
+/// Release builds: never.
+#[cfg(not(debug_assertions))]
+#[inline(always)]
+fn test_panic(_: &str) {}
 
 /// What a session of `task` came to; a resolution's passed review also needs the merge
 /// it made to be a true one (SPEC §23: never a conflict marker or a deletion landed).
@@ -213,7 +257,7 @@ pub fn tasks(ctx: &Context, state: &mut RunState) -> Result<()> {
             let task = task.to_string();
             let worktree = ctx.worktree(&task);
             scope.spawn(move || {
-                let _ = tx.send(session::run(ctx, &task, &worktree, agent));
+                let _ = tx.send(lane(ctx, &task, &worktree, agent));
             });
             Ok(())
         };
@@ -271,8 +315,15 @@ pub fn tasks(ctx: &Context, state: &mut RunState) -> Result<()> {
                 .collect::<Vec<_>>()
             {
                 waits.remove(&task);
-                if matches!(state.lane(&task), Lane::Paused { .. }) {
+                if let Lane::Paused { agent, .. } = state.lane(&task) {
                     ctx.say(&format!("task {task}: the usage limit has reset"));
+                    // A reviewer's pause was waited out: lifted in the gate (as `taskie
+                    // resume` does), so the next session's hook runs the review.
+                    if agent.is_none() {
+                        gate::lift_pause(ctx, &task).map_err(|e| {
+                            format!("cannot lift the pause of task {task}'s gate: {e}")
+                        })?;
+                    }
                     ctx.record(state, Entry::Retry { task })?;
                 }
             }

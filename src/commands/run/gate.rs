@@ -103,6 +103,25 @@ pub fn prepare(
     link(worktree, &gate)
 }
 
+/// Lifts a reviewer's usage-limit pause (SPEC §22) from the gate of `task`, as `taskie
+/// resume` does for a plan: the driver waited for the reset, so the task's next session
+/// runs its review, whatever the hook's clock says.
+pub fn lift_pause(ctx: &Context, task: &str) -> std::io::Result<()> {
+    let path = crate::store::project::plan_dir_in(&ctx.gate(task), &ctx.plan).join(STATE_FILE);
+    let Ok(bytes) = std::fs::read(&path) else {
+        return Ok(());
+    };
+    match crate::model::state::State::parse(&bytes) {
+        Ok(state) if state.paused_until.is_some() => crate::store::atomic::write_durable(
+            &path,
+            crate::model::machine::lift_pause(&state)
+                .to_json()
+                .as_bytes(),
+        ),
+        _ => Ok(()),
+    }
+}
+
 /// Keeps a gate beside, as `gate-<N>.before-<time>`, so the task's next session starts a
 /// fresh review cycle and the old one stays for the record.
 pub fn set_aside(gate: &Path) -> std::io::Result<()> {

@@ -1,8 +1,8 @@
 //! After a session: may its work be merged? Only with a heartbeat from its hook, its
-//! review passed on a named commit, nothing written outside its worktree, and no
-//! change to `.taskie` on its branch.
+//! review passed on a named commit that changes something, nothing written outside its
+//! worktree, and no change to `.taskie` on its branch.
 
-use crate::commands::run::context::Context;
+use crate::commands::run::context::{Context, short};
 use crate::commands::run::session::{AGENT_STDERR, AGENT_STDOUT};
 use crate::model::host::Client;
 use crate::model::phase::Phase;
@@ -114,6 +114,34 @@ pub fn judge(
     let Some(commit) = beats.iter().rev().find_map(|b| b.commit.clone()) else {
         return blocked("its review passed but no heartbeat names the reviewed commit".into());
     };
+    // A session whose work never reached a commit (its writes failed, under a sandbox
+    // that made the worktree's git read-only, or went somewhere else) passes a review of
+    // nothing; merged, the task would be `done` with none of it done. Never silently: the
+    // user decides (docs/run.md, "When things go wrong"). The all-code review may rightly
+    // change nothing.
+    if task != "all"
+        && ctx
+            .checkout
+            .succeeds(&["diff", "--quiet", base, &commit, "--"])
+    {
+        let what = if commit == base {
+            format!("its reviewed commit {} is the task's base", short(&commit))
+        } else {
+            format!(
+                "its commits up to {} change nothing from the task's base {}",
+                short(&commit),
+                short(base)
+            )
+        };
+        return blocked(format!(
+            "the session produced no commit: {what}, so there is nothing to merge. Check its output \
+             ({}) for writes that failed (a sandbox that made the worktree or its git read-only) or \
+             work done outside its worktree; if the task needs no change, set its status to done \
+             in tasks.md and run `taskie run --resume`. The branch {} is kept",
+            gate.join(AGENT_STDOUT).display(),
+            ctx.branch(task)
+        ));
+    }
     match ctx.checkout.changed_under(base, &commit, ".taskie") {
         Ok(changed) if changed.is_empty() => Entry::Reviewed {
             task: task.to_string(),
