@@ -21,7 +21,7 @@ use taskie::model::run::schedule::Task;
 use taskie::store::claims::{Outcome, Remote, nonce};
 
 use crate::SLOW_TIER;
-use crate::support::git;
+use crate::support::{git, write_executable};
 
 const PLAN: &str = "fleet";
 
@@ -38,6 +38,11 @@ const TICK: i64 = 1;
 
 fn at(s: i64) -> Timestamp {
     Timestamp::from_second(1_800_000_000 + s).unwrap()
+}
+
+/// A fresh claim by `who` (the run) at time 0.
+fn held(who: &str) -> Claim {
+    Claim::held("ci", who, nonce().unwrap(), at(0), lease())
 }
 
 /// A bare repository with `main` and the plan's integration branch, and `n` clones of it.
@@ -618,7 +623,7 @@ fn two_identical_claims_racing_for_one_task_have_one_winner() {
         .map(|dir| {
             let (dir, barrier) = (dir.clone(), Arc::clone(&barrier));
             std::thread::spawn(move || {
-                let claim = Claim::held("ci", "same-run", nonce().unwrap(), at(0), lease());
+                let claim = held("same-run");
                 barrier.wait();
                 Remote::new(dir, "origin")
                     .claim(&claim_ref(PLAN, "task-1"), &claim)
@@ -689,10 +694,9 @@ fn a_released_claim_can_be_claimed_again_and_only_its_holder_releases_it() {
     let fleet = Fleet::new(2);
     let (a, b) = fleet.two();
     let name = claim_ref(PLAN, "task-1");
-    let claim = |who: &str| Claim::held("ci", who, nonce().unwrap(), at(0), lease());
-    let ours = a.claim(&name, &claim("a")).unwrap();
+    let ours = a.claim(&name, &held("a")).unwrap();
     let ours = ours.won().expect("a free ref is claimed");
-    assert!(b.claim(&name, &claim("b")).unwrap().won().is_none());
+    assert!(b.claim(&name, &held("b")).unwrap().won().is_none());
     let stranger = b.board(PLAN).unwrap();
     assert_eq!(commit_of(stranger.claim("task-1")), Some(ours));
     assert!(
@@ -704,14 +708,106 @@ fn a_released_claim_can_be_claimed_again_and_only_its_holder_releases_it() {
     );
     assert!(a.release(&name, ours).unwrap().won().is_some());
     assert_eq!(b.board(PLAN).unwrap().claim("task-1"), &Seen::Free);
-    assert!(b.claim(&name, &claim("b")).unwrap().won().is_some());
+    assert!(b.claim(&name, &held("b")).unwrap().won().is_some());
+}
+
+/// The remote's hook `pre-receive` runs `script` before any ref of a push moves.
+fn pre_receive(fleet: &Fleet, script: &str) {
+    let hook = fleet.origin.join("hooks/pre-receive");
+    write_executable(&hook, &format!("#!/bin/sh\n{script}\n"));
+}
+
+/// Another push that lands between the client's own check of the lease and the server's
+/// update (the remote's hook moves the ref in that window, as a racing worker would): the
+/// server checks the lease again, under the ref's lock, and the push is lost.
+#[test]
+fn a_race_lost_on_the_server_after_the_clients_check_passed_is_lost_too() {
+    let fleet = Fleet::new(2);
+    let (a, b) = fleet.two();
+    let name = claim_ref(PLAN, "task-1");
+    let main = git(&fleet.origin, &["rev-parse", "main"]);
+    // Quarantined pushes may not move refs; a racing push is not quarantined.
+    pre_receive(
+        &fleet,
+        &format!("unset GIT_QUARANTINE_PATH\ngit update-ref {name} {main}"),
+    );
+    let lost = a.claim(&name, &held("a")).unwrap();
+    assert!(
+        matches!(&lost, Outcome::Lost(why) if why.contains("atomic transaction failed")),
+        "{lost:?}"
+    );
+    assert_eq!(git(&fleet.origin, &["rev-parse", &name]), main);
+
+    std::fs::remove_file(fleet.origin.join("hooks/pre-receive")).unwrap();
+    git(&fleet.origin, &["update-ref", "-d", &name]);
+    let ours = a.claim(&name, &held("a")).unwrap();
+    let ours = ours.won().unwrap().to_string();
+    let seen = b.board(PLAN).unwrap();
+    assert_eq!(commit_of(seen.claim("task-1")), Some(ours.as_str()));
+    pre_receive(
+        &fleet,
+        &format!("unset GIT_QUARANTINE_PATH\ngit update-ref {name} {main}"),
+    );
+    let renewal = a.replace(&name, &ours, &held("a")).unwrap();
+    assert!(renewal.won().is_none(), "{renewal:?}");
+    assert_eq!(git(&fleet.origin, &["rev-parse", &name]), main);
+}
+
+/// A remote that refuses the refs themselves (a hook, a host's rule) must not look like a
+/// race lost: the worker would wait for a claim that can never be made.
+#[test]
+fn a_push_the_remote_declines_is_an_error_naming_why_not_a_lost_race() {
+    let fleet = Fleet::new(1);
+    pre_receive(&fleet, "echo custom refs are not allowed here >&2\nexit 1");
+    let r = Remote::new(&fleet.clones[0], "origin");
+    let e = r.claim(&claim_ref(PLAN, "task-1"), &held("r")).unwrap_err();
+    assert!(e.to_string().contains("pre-receive hook declined"), "{e}");
+}
+
+#[test]
+fn cleaning_a_plan_deletes_all_its_refs_at_once_and_keeps_its_branches() {
+    let fleet = Fleet::new(2);
+    let (a, b) = fleet.two();
+    let one = a.claim(&claim_ref(PLAN, "task-1"), &held("a")).unwrap();
+    let one = one.won().unwrap().to_string();
+    let done = held("a").done(nonce().unwrap(), &one);
+    assert!(
+        a.finish(PLAN, "task-1", &one, &done)
+            .unwrap()
+            .won()
+            .is_some()
+    );
+    assert!(
+        b.claim(&coordinator_ref(PLAN), &held("b"))
+            .unwrap()
+            .won()
+            .is_some()
+    );
+    let other_plan = claim_ref("other", "task-1");
+    assert!(b.claim(&other_plan, &held("b")).unwrap().won().is_some());
+    let refs = |prefix: &str| {
+        git(
+            &fleet.origin,
+            &["for-each-ref", "--format=%(refname)", prefix],
+        )
+    };
+    assert_eq!(refs(&format!("refs/taskie/{PLAN}/")).lines().count(), 3);
+
+    assert!(a.clean(PLAN).unwrap());
+    assert_eq!(refs(&format!("refs/taskie/{PLAN}/")), "");
+    assert_eq!(refs("refs/taskie/other/"), other_plan);
+    assert_ne!(
+        refs(&integration_ref(PLAN)),
+        "",
+        "the integration branch stays"
+    );
+    assert!(a.clean(PLAN).unwrap(), "nothing left to clean is clean");
 }
 
 #[test]
 fn a_push_to_a_missing_remote_is_an_error_not_a_lost_race() {
     let fleet = Fleet::new(1);
     let r = Remote::new(&fleet.clones[0], "nowhere");
-    let claim = Claim::held("ci", "r", nonce().unwrap(), at(0), lease());
-    let e = r.claim(&claim_ref(PLAN, "task-1"), &claim).unwrap_err();
+    let e = r.claim(&claim_ref(PLAN, "task-1"), &held("r")).unwrap_err();
     assert!(e.to_string().contains("nowhere"), "{e}");
 }

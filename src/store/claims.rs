@@ -211,4 +211,33 @@ impl Remote {
         ];
         self.push(&leases, commit.clone())
     }
+
+    /// Deletes every ref of the plan under `refs/taskie/<plan>/` (claims, done and merged
+    /// refs, the lease), all or none, each only if it is still at the commit just read:
+    /// what is left once a plan has landed. Branches stay. `false` when a ref moved
+    /// meanwhile (the plan is still being worked on): nothing was deleted.
+    pub fn clean(&self, plan: &str) -> Result<bool> {
+        self.board(plan)?;
+        let seen = self.seen_prefix(plan);
+        let listed = self.git.refs_with_messages(&[&seen])?;
+        let names: Vec<(String, &str)> = listed
+            .iter()
+            .filter_map(|(name, commit, _)| {
+                let rel = name.strip_prefix(&seen)?;
+                Some((format!("{}{rel}", plan_prefix(plan)), commit.as_str()))
+            })
+            .collect();
+        if names.is_empty() {
+            return Ok(true);
+        }
+        let leases: Vec<Lease> = names
+            .iter()
+            .map(|(name, commit)| Lease {
+                name,
+                new: None,
+                expect: Some(commit),
+            })
+            .collect();
+        Ok(self.push(&leases, String::new())?.won().is_some())
+    }
 }

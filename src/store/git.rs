@@ -49,6 +49,46 @@ pub enum Pushed {
     Rejected(String),
 }
 
+/// Why a push's refs were refused, from its `--porcelain` report.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum Refusal {
+    /// A ref no longer held what the lease expected: another push came first.
+    Race(String),
+    /// Anything else (a hook, a host's rule, a permission): not a race to lose.
+    Other(String),
+}
+
+/// The refusal in a `git push --porcelain` report (`<flag>\t<from>:<to>\t<summary>` per
+/// ref, `!` for refused), if any. A lease that failed on the client's check reads
+/// `[rejected] (stale info)`; one that passed it but failed on the server's, because the
+/// ref moved in between, reads `(atomic transaction failed)` (or, without `--atomic`,
+/// `(failed to update ref)`). The other refs of an atomic push read `(atomic push failed)`
+/// or `(atomic push failure)`, and say nothing of the cause.
+fn refusal(porcelain: &str) -> Option<Refusal> {
+    const RACE: [&str; 3] = [
+        "(stale info)",
+        "(atomic transaction failed)",
+        "(failed to update ref)",
+    ];
+    const SIBLING: [&str; 2] = ["(atomic push failed)", "(atomic push failure)"];
+    let refused: Vec<String> = porcelain
+        .lines()
+        .filter_map(|l| l.strip_prefix("!\t"))
+        .map(|l| l.replace('\t', " "))
+        .collect();
+    let first = refused.first()?.clone();
+    let cause = refused
+        .iter()
+        .find(|l| !SIBLING.iter().any(|s| l.ends_with(s)))
+        .cloned()
+        .unwrap_or(first);
+    Some(if RACE.iter().any(|r| cause.ends_with(r)) {
+        Refusal::Race(cause)
+    } else {
+        Refusal::Other(cause)
+    })
+}
+
 /// Git acting in one directory (a checkout or a worktree).
 #[derive(Debug, Clone)]
 pub struct Git {
@@ -286,13 +326,12 @@ impl Git {
             ))
         })?;
         let stdout = String::from_utf8_lossy(&out.stdout);
-        // `--porcelain`: one `<flag>\t<from>:<to>\t<summary>` line per ref; `!` is refused.
-        let refused = stdout
-            .lines()
-            .find_map(|l| l.strip_prefix("!\t"))
-            .map(|l| l.replace('\t', " "));
-        match refused {
-            Some(why) => Ok(Pushed::Rejected(why)),
+        match refusal(&stdout) {
+            Some(Refusal::Race(why)) => Ok(Pushed::Rejected(why)),
+            Some(Refusal::Other(why)) => Err(GitError(format!(
+                "git push to {remote} was refused in {}: {why}",
+                self.dir.display()
+            ))),
             None if out.status.success() => Ok(Pushed::Accepted),
             None => {
                 let stderr = String::from_utf8_lossy(&out.stderr);
@@ -357,5 +396,61 @@ impl Git {
     pub fn tracked_under(&self, prefix: &str) -> Result<Vec<String>> {
         let out = self.run(&["ls-files", "--", prefix])?;
         Ok(out.lines().map(str::to_string).collect())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn report(lines: &[&str]) -> String {
+        let mut r = String::from("To file:///o.git\n");
+        for l in lines {
+            r.push_str(&format!("!\tabc:refs/taskie/p/{l}\n"));
+        }
+        r + "Done\n"
+    }
+
+    #[test]
+    fn a_lease_that_failed_on_either_side_is_a_lost_race() {
+        for lines in [
+            &[
+                "claims/t1\t[rejected] (stale info)",
+                "done/t1\t[rejected] (atomic push failed)",
+            ][..],
+            &["claims/t1\t[remote rejected] (atomic transaction failed)"],
+            &["claims/t1\t[remote rejected] (failed to update ref)"],
+            &[
+                "done/t1\t[rejected] (atomic push failed)",
+                "claims/t1\t[rejected] (stale info)",
+            ],
+        ] {
+            assert!(
+                matches!(refusal(&report(lines)), Some(Refusal::Race(_))),
+                "{lines:?}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_refusal_by_a_hook_or_a_rule_is_not_a_race_and_names_its_cause() {
+        let r = report(&[
+            "claims/t1\t[remote rejected] (atomic push failure)",
+            "done/t1\t[remote rejected] (hook declined)",
+        ]);
+        assert_eq!(
+            refusal(&r),
+            Some(Refusal::Other(
+                "abc:refs/taskie/p/done/t1 [remote rejected] (hook declined)".into()
+            ))
+        );
+        let r = report(&["claims/t1\t[remote rejected] (pre-receive hook declined)"]);
+        assert!(matches!(refusal(&r), Some(Refusal::Other(_))));
+    }
+
+    #[test]
+    fn an_accepted_push_has_no_refusal() {
+        let r = "To file:///o.git\n*\tabc:refs/taskie/p/claims/t1\t[new reference]\nDone\n";
+        assert_eq!(refusal(r), None);
     }
 }
