@@ -894,13 +894,15 @@ fn an_agent_cell_naming_no_known_cli_is_refused_with_its_line_and_the_fix() {
 /// Task `t`'s agent writes its own line into shared.txt; asked to resolve a conflict, it
 /// runs `resolution` instead.
 fn conflicting(repo: &Repo, t: &str, resolution: &str) {
-    repo.agent_does(
-        t,
-        &format!(
-            "if printf '%s' \"$prompt\" | grep -q 'resolving a merge conflict'; then {resolution}\n\
-             else echo from-task-{t} > shared.txt; git add shared.txt; git commit -q -m t{t}; fi\n"
-        ),
-    );
+    repo.agent_does(t, &conflicting_script(t, resolution));
+}
+
+/// The shell of [`conflicting`].
+fn conflicting_script(t: &str, resolution: &str) -> String {
+    format!(
+        "if printf '%s' \"$prompt\" | grep -q 'resolving a merge conflict'; then {resolution}\n\
+         else echo from-task-{t} > shared.txt; git add shared.txt; git commit -q -m t{t}; fi\n"
+    )
 }
 
 /// The task whose merge conflicted in the newest run.
@@ -1198,16 +1200,18 @@ fn a_driver_killed_during_a_conflict_resolution_resumes_keeping_the_resolution_a
  {
     let repo = Repo::new(TWO);
     // The resolving session commits its resolution, then kills the driver (kill -9 of
-    // its parent) before its review; its next session finds the work done.
+    // its parent) before its review; the session adopted after it is told the merge is
+    // made, and only stops.
     let resolution = "printf 'from-task-1\\nfrom-task-2\\n' > shared.txt; git add shared.txt; \
         git commit -q --no-edit; git rev-parse HEAD > \"$here/resolved\"; kill -9 $PPID; exit 0";
     for t in ["1", "2"] {
         repo.agent_does(
             t,
             &format!(
-                "if printf '%s' \"$prompt\" | grep -q 'resolving a merge conflict'; then {resolution}\n\
-                 elif ! grep -q from-task-{t} shared.txt 2>/dev/null; then \
-                 echo from-task-{t} > shared.txt; git add shared.txt; git commit -q -m t{t}; fi\n"
+                "if printf '%s' \"$prompt\" | grep -q 'finishing the resolution of a merge conflict'; then \
+                 printf '%s' \"$prompt\" > \"$here/adopted\"\n\
+                 else\n{}\nfi\n",
+                conflicting_script(t, resolution)
             ),
         );
     }
@@ -1253,6 +1257,12 @@ fn a_driver_killed_during_a_conflict_resolution_resumes_keeping_the_resolution_a
         .collect();
     assert_eq!(resolving.len(), 2, "{text}");
     assert_eq!(resolving[0]["worktree"], resolving[1]["worktree"]);
+    let adopted = std::fs::read_to_string(repo.root().join("agents/adopted")).unwrap();
+    assert!(
+        adopted.contains(&format!("resolution of a merge conflict for task {task}"))
+            && adopted.contains("resolved the conflicts in shared.txt and committed the merge"),
+        "{adopted}"
+    );
     assert_eq!(resolving[0]["base"], resolving[1]["base"]);
     assert_eq!(repo.git(&["worktree", "list"]).lines().count(), 1);
 }

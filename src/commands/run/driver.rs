@@ -109,10 +109,16 @@ fn begin(ctx: &Context, state: &mut RunState, task: &str, agent: Client) -> Resu
 /// of the lane's end: a panic (a bug of Taskie's, never the agent's doing) is caught and
 /// becomes the session's failure, with its agent stopped, so the task is blocked naming
 /// it (its branch kept) instead of the driver waiting forever for a lane that is gone.
-fn lane(ctx: &Context, task: &str, worktree: &Path, agent: Client) -> Ended {
+fn lane(
+    ctx: &Context,
+    task: &str,
+    worktree: &Path,
+    agent: Client,
+    resolve: Option<&[String]>,
+) -> Ended {
     std::panic::catch_unwind(AssertUnwindSafe(|| {
         test_panic(task);
-        session::run(ctx, task, worktree, agent)
+        session::run(ctx, task, worktree, agent, resolve)
     }))
     .unwrap_or_else(|panic| {
         session::stop_leftover(&ctx.gate(task));
@@ -256,8 +262,12 @@ pub fn tasks(ctx: &Context, state: &mut RunState) -> Result<()> {
             let tx = tx.clone();
             let task = task.to_string();
             let worktree = ctx.worktree(&task);
+            let resolve = match state.lane(&task) {
+                Lane::Running { resolve, .. } => resolve.clone(),
+                _ => None,
+            };
             scope.spawn(move || {
-                let _ = tx.send(lane(ctx, &task, &worktree, agent));
+                let _ = tx.send(lane(ctx, &task, &worktree, agent, resolve.as_deref()));
             });
             Ok(())
         };
@@ -453,7 +463,7 @@ pub fn final_review(ctx: &Context, state: &mut RunState) -> Result<bool> {
     ));
     let before = ctx.checkout.status().unwrap_or_default();
     let agent = ctx.agents[0];
-    let ended = session::run(ctx, "all", &worktree, agent);
+    let ended = session::run(ctx, "all", &worktree, agent, None);
     let outside = changed(&before, &ctx.checkout.status().unwrap_or_default());
     match judge(ctx, "all", agent, &tip, &ended.status, &outside) {
         Entry::Reviewed { commit, .. } => {

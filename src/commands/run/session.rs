@@ -66,8 +66,9 @@ fn conflicts(ctx: &Context, task: &str) -> Option<Vec<String>> {
     Some(files.lines().map(str::to_string).collect())
 }
 
-/// What the agent is asked to do.
-pub fn prompt(ctx: &Context, task: &str) -> String {
+/// What the agent is asked to do. `resolve`: the files of the conflict the session
+/// resolves, when it is a resolution session.
+pub fn prompt(ctx: &Context, task: &str, resolve: Option<&[String]>) -> String {
     let plan = crate::model::plan_file::rel_dir(&ctx.plan);
     // A session cut off by a crash of the driver may leave a review waiting for its answer.
     let owed = match owed(ctx, task) {
@@ -89,6 +90,24 @@ pub fn prompt(ctx: &Context, task: &str) -> String {
              - Then `git add` the files and `git commit --no-edit` to finish the merge. Work only inside this \
              directory; never switch branches or rewrite history; do not edit {plan}/tasks.md or \
              {plan}/state.json.\n\
+             - Then stop. Taskie's hook reviews the result; when it hands you a review, do what it asks (fix, \
+             then write the post-review file it names) and stop again, until it lets you stop.\n",
+            ctx.plan,
+            files.join(", ")
+        );
+    }
+    // A resolution session cut off by a crash after it committed the merge: its successor
+    // (adopted in the same worktree) is told so, not asked to implement the task anew.
+    if let Some(files) = resolve {
+        return format!(
+            "You are finishing the resolution of a merge conflict for task {task} of plan '{}' in this \
+             directory, a git worktree `taskie run` made for this task alone. An earlier session merged the \
+             run's integration branch into this branch, resolved the conflicts in {} and committed the merge; \
+             it was cut off before its review.\n{owed}\
+             - Check that the merge kept both the task's change (see {plan}/task-{task}.md) and the integration \
+             branch's in those files, with no conflict marker and no file deleted; fix and commit if not. Work \
+             only inside this directory; never switch branches or rewrite history; do not edit {plan}/tasks.md \
+             or {plan}/state.json.\n\
              - Then stop. Taskie's hook reviews the result; when it hands you a review, do what it asks (fix, \
              then write the post-review file it names) and stop again, until it lets you stop.\n",
             ctx.plan,
@@ -137,7 +156,13 @@ pub fn stop_leftover(gate: &Path) {
 
 /// Runs one session of the `agent` CLI for `task` to its end (call it on a thread of its
 /// own): the one place a run starts an agent.
-pub fn run(ctx: &Context, task: &str, worktree: &Path, agent: Client) -> Ended {
+pub fn run(
+    ctx: &Context,
+    task: &str,
+    worktree: &Path,
+    agent: Client,
+    resolve: Option<&[String]>,
+) -> Ended {
     let gate = ctx.gate(task);
     let ended = |status, tail| Ended {
         task: task.to_string(),
@@ -191,7 +216,7 @@ pub fn run(ctx: &Context, task: &str, worktree: &Path, agent: Client) -> Ended {
     };
     let _ = std::fs::write(gate.join(AGENT_PID), child.id().to_string());
     if let Some(mut stdin) = child.stdin.take() {
-        let _ = stdin.write_all(prompt(ctx, task).as_bytes());
+        let _ = stdin.write_all(prompt(ctx, task, resolve).as_bytes());
     }
     match child.wait_with_output() {
         Ok(out) => {
