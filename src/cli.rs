@@ -88,8 +88,20 @@ pub enum Command {
 pub struct PlanArg {
     /// The plan to act on (default: TASKIE_PLAN, else the plan this session is bound to,
     /// else the most recently modified plan).
-    #[arg(short, long, value_name = "ID", value_parser = plan_id)]
+    #[arg(short, long, value_name = "ID", value_parser = plan_id, env = "TASKIE_PLAN", hide_env = true)]
     pub plan: Option<String>,
+}
+
+impl PlanArg {
+    /// What clap makes of no `--plan`: `TASKIE_PLAN`, for a subcommand taken without clap
+    /// ([`Command::bare`]). `None` when the variable is not a plan id: clap then parses the
+    /// command line and refuses it as it refuses a bad `--plan`.
+    fn from_env() -> Option<PlanArg> {
+        match crate::env::Var::Plan.get() {
+            Some(id) if plan_id(&id).is_err() => None,
+            plan => Some(PlanArg { plan }),
+        }
+    }
 }
 
 #[derive(Debug, Clone, Default, Args)]
@@ -115,11 +127,17 @@ impl Command {
     /// `a_bare_subcommand_parses_as_clap_would` holds it to clap's answer.
     fn bare(name: &std::ffi::OsStr) -> Option<Command> {
         Some(match name.to_str()? {
-            "continue-plan" => Command::ContinuePlan(ReportArgs::default()),
-            "status" => Command::Status(ReportArgs::default()),
-            "validate" => Command::Validate(PlanArg::default()),
-            "advance" => Command::Advance(PlanArg::default()),
-            "resume" => Command::Resume(PlanArg::default()),
+            "continue-plan" => Command::ContinuePlan(ReportArgs {
+                plan: PlanArg::from_env()?,
+                json: false,
+            }),
+            "status" => Command::Status(ReportArgs {
+                plan: PlanArg::from_env()?,
+                json: false,
+            }),
+            "validate" => Command::Validate(PlanArg::from_env()?),
+            "advance" => Command::Advance(PlanArg::from_env()?),
+            "resume" => Command::Resume(PlanArg::from_env()?),
             "plans" => Command::Plans(JsonArg::default()),
             _ => return None,
         })
@@ -286,7 +304,7 @@ pub struct HookArgs {
     pub cwd: Option<PathBuf>,
     /// The plan to act on (also TASKIE_PLAN), instead of the one this session is bound to,
     /// else the most recently modified one.
-    #[arg(short, long, value_name = "ID")]
+    #[arg(short, long, value_name = "ID", env = "TASKIE_PLAN", hide_env = true)]
     pub plan: Option<String>,
     /// With --dry-run: print the report as one JSON object.
     #[arg(long, requires = "dry_run")]
@@ -341,11 +359,9 @@ pub fn hook_main() {
 }
 
 fn run_hook(args: &HookArgs) {
-    let opts = hook::Options {
-        plan: args.plan.clone(),
-    };
+    let settings = hook::Settings::resolve(args.plan.clone());
     if args.dry_run {
-        let report = dry_run::report(&opts, args.cwd.clone());
+        let report = dry_run::report(&settings, args.cwd.clone());
         let text = if args.json {
             // Pretty, as `taskie status --json`: the report is read by people too.
             serde_json::to_string_pretty(&report).expect("a report always serializes") + "\n"
@@ -355,7 +371,7 @@ fn run_hook(args: &HookArgs) {
         // print! would panic on a closed stdout; the hook exits 0 whatever happens.
         let _ = std::io::stdout().lock().write_all(text.as_bytes());
     } else {
-        hook::main(&opts);
+        hook::main(&settings);
     }
 }
 

@@ -150,7 +150,7 @@ impl Var {
                 "a command run (detached, JSON event on stdin) when a plan hard-stops, pauses, passes a cycle or completes"
             }
             Var::NotifyTimeout => "seconds a TASKIE_NOTIFY command may run",
-            Var::TestKillAt => "tests only: kill taskie run at a journal step",
+            Var::TestKillAt => "test builds only: kill taskie run at a journal step",
             Var::TestPauseAt => "test builds only",
             Var::TestNow => "test builds only: the Unix time the usage-limit pause takes as now",
             Var::TestPanicLane => "test builds only: the task whose taskie run lane panics",

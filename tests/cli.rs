@@ -372,6 +372,32 @@ fn plan_flag_and_taskie_plan_choose_among_several_plans() {
     );
     let p = p.env("TASKIE_PLAN", "alpha");
     assert_eq!(p.taskie_json(&["status", "--json"])["plan"], "alpha");
+    // A bare subcommand (parsed without clap) reads it as clap does.
+    assert!(
+        p.run_taskie(&["validate"]).ok().contains("'alpha'"),
+        "TASKIE_PLAN chooses the plan of a bare subcommand"
+    );
+    assert_eq!(
+        p.taskie_json(&["status", "--json", "--plan", "beta"])["plan"],
+        "beta",
+        "--plan wins over TASKIE_PLAN"
+    );
+}
+
+#[test]
+fn a_taskie_plan_that_is_not_a_plan_id_is_refused_as_a_bad_plan_flag_is() {
+    let p = Project::new().plan("p").env("TASKIE_PLAN", "../p");
+    for args in [&["status"][..], &["status", "--json"], &["validate"]] {
+        let err = p.run_taskie(args).fails_with(2).to_owned();
+        assert!(
+            err.contains("'../p'") && err.contains("plan id"),
+            "{args:?}: {err}"
+        );
+    }
+    // The hook never refuses: it allows the stop and says why it chose no plan.
+    let answer = p.stop().answer();
+    assert!(answer.get("decision").is_none(), "{answer}");
+    assert!(answer.to_string().contains("../p"), "{answer}");
 }
 
 #[test]

@@ -476,7 +476,10 @@ fn a_session_that_writes_into_the_users_checkout_fails_its_task() {
 }
 
 /// Kills `taskie run` at `point` (`before:<step>` or `after:<step>`), resumes it, and
-/// checks that nothing was lost or merged twice.
+/// checks that nothing was lost or merged twice. The kill point is compiled only with
+/// debug assertions, as `cargo test` builds the binaries (`cargo test --release` skips
+/// the tests that use it).
+#[cfg(debug_assertions)]
 fn killed_at_then_resumed(point: &str) {
     let repo = Repo::new(TWO);
     let out = repo
@@ -510,6 +513,7 @@ fn killed_at_then_resumed(point: &str) {
     assert_eq!(repo.git(&["rev-parse", "main"]), tip, "{point}: landed");
 }
 
+#[cfg(debug_assertions)]
 /// Every journal step, before and after its entry is written.
 const KILL_POINTS: [&str; 20] = [
     "after:start",
@@ -534,6 +538,7 @@ const KILL_POINTS: [&str; 20] = [
     "after:merged:2",
 ];
 
+#[cfg(debug_assertions)]
 #[test]
 fn a_run_killed_at_a_journal_step_resumes_without_losing_or_repeating_a_merge() {
     // The fast tier kills at the merge steps; the slow tier at every step.
@@ -671,6 +676,7 @@ fn a_second_run_of_a_plan_is_refused_while_its_integration_branch_is_there() {
 }
 
 /// The worktrees of the newest run (`task-<N>`), outside the checkout.
+#[cfg(debug_assertions)]
 fn run_worktrees(repo: &Repo) -> Vec<PathBuf> {
     let runs = repo.root().join("data/taskie/runs");
     let mut found = Vec::new();
@@ -685,6 +691,7 @@ fn run_worktrees(repo: &Repo) -> Vec<PathBuf> {
     found
 }
 
+#[cfg(debug_assertions)]
 #[test]
 fn a_gate_or_its_link_lost_or_stale_after_a_kill_is_made_again_by_resume() {
     type Damage = fn(&Path);

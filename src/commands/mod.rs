@@ -26,12 +26,17 @@ pub(crate) mod status;
 pub(crate) mod validate;
 use std::path::PathBuf;
 
-/// Where the command was started: the parts of the environment the commands use.
+/// Where the command was started: the parts of the environment the commands use, read
+/// once when the command starts (`from_env`) and passed down.
 #[derive(Debug, Clone)]
 pub struct Invocation {
     pub cwd: PathBuf,
-    /// `TASKIE_PLAN`, when set and not empty.
+    /// `TASKIE_PLAN`, when set and not empty: the plan `taskie plans` marks as the one a
+    /// command would act on. The commands that take `--plan` get it through clap.
     pub env_plan: Option<String>,
+    /// The highest directory the project is looked for in (`CLAUDE_PROJECT_DIR`, else
+    /// `GEMINI_PROJECT_DIR`).
+    pub ceiling: Option<PathBuf>,
     /// The Claude Code session the command runs in (`CLAUDE_CODE_SESSION_ID`, SPEC §17).
     pub session: Option<SessionId>,
     /// `--color`.
@@ -87,6 +92,7 @@ impl Invocation {
         Ok(Invocation {
             cwd,
             env_plan: crate::env::Var::Plan.get(),
+            ceiling: project::ceiling_from_env(),
             audience: Audience::from_env(session.as_ref()),
             session,
             color: Default::default(),
@@ -128,14 +134,14 @@ impl Invocation {
     }
 
     pub fn project(&self) -> Result<Project, Error> {
-        project::find_project(&self.cwd, project::ceiling_from_env().as_deref())
+        project::find_project(&self.cwd, self.ceiling.as_deref())
             .ok_or_else(|| Error::NoProject(self.cwd.clone()))
     }
 
-    /// The plan named by `--plan`, else `TASKIE_PLAN`, else the most recently modified one.
-    pub fn target(&self, flag: Option<&str>) -> Result<Target, Error> {
+    /// The plan named by `--plan`, else `TASKIE_PLAN` (clap gives either as `explicit`),
+    /// else the plan this session is bound to, else the most recently modified one.
+    pub fn target(&self, explicit: Option<&str>) -> Result<Target, Error> {
         let project = self.project()?;
-        let explicit = flag.or(self.env_plan.as_deref());
         if !project.plans().is_dir() {
             return match explicit {
                 Some(id) => Err(Error::UnknownPlan(format!(

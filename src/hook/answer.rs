@@ -3,7 +3,6 @@
 use crate::model::host::Client;
 use crate::model::text::clip;
 use serde::{Serialize, Serializer};
-use std::sync::OnceLock;
 
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Answer {
@@ -51,31 +50,15 @@ impl Channel {
             Some(_) => None,
         }
     }
-
-    /// The channel of this process, read once; an unknown value is named on stderr and
-    /// the default is used.
-    pub fn current() -> Channel {
-        static CURRENT: OnceLock<Channel> = OnceLock::new();
-        *CURRENT.get_or_init(|| {
-            let value = crate::env::Var::BlockStyle.raw().map(|v| v.to_string_lossy().into_owned());
-            Channel::parse(value.as_deref()).unwrap_or_else(|| {
-                eprintln!(
-                    "taskie-hook: TASKIE_BLOCK_STYLE=\"{}\" is not `context` or `decision`; using context",
-                    value.unwrap_or_default()
-                );
-                Channel::Context
-            })
-        })
-    }
 }
 
 impl Channel {
-    /// The channel a client continues on (SPEC §20): Claude Code's is chosen by
-    /// `TASKIE_BLOCK_STYLE`; Codex CLI rejects `hookSpecificOutput` ("Stop Failed") and
+    /// The channel a client continues on (SPEC §20): Claude Code's is `style`
+    /// (`TASKIE_BLOCK_STYLE`); Codex CLI rejects `hookSpecificOutput` ("Stop Failed") and
     /// Gemini CLI ignores it, so both get the classic block.
-    pub fn for_client(client: Client) -> Channel {
+    pub fn for_client(client: Client, style: Channel) -> Channel {
         match client {
-            Client::Claude => Channel::current(),
+            Client::Claude => style,
             Client::Codex | Client::Gemini => Channel::Decision,
         }
     }
@@ -321,8 +304,12 @@ mod tests {
     #[test]
     fn codex_and_gemini_are_answered_with_the_classic_block_whatever_the_block_style() {
         for client in [Client::Codex, Client::Gemini] {
-            assert_eq!(Channel::for_client(client), Channel::Decision);
-            let out = Answer::block("go").to_stdout_on(Channel::for_client(client), None);
+            assert_eq!(
+                Channel::for_client(client, Channel::Context),
+                Channel::Decision
+            );
+            let out = Answer::block("go")
+                .to_stdout_on(Channel::for_client(client, Channel::Context), None);
             assert!(!out.contains("hookSpecificOutput"), "{out}");
         }
     }

@@ -4,7 +4,6 @@
 //! times without a stop it allowed in between, whatever the block (review, structure
 //! error, auto-continue) and whatever the client.
 
-use crate::env::Var;
 use crate::hook::answer::Answer;
 use crate::hook::message;
 use crate::model::host::Client;
@@ -60,22 +59,6 @@ pub fn unsaved(capped: Capped, error: &str, client: Client) -> Capped {
             answer: allow,
             ..capped
         },
-    }
-}
-
-/// `TASKIE_BLOCK_CAP`, a whole number (0: never block); anything else is named on stderr
-/// and the default is used.
-pub fn limit() -> u64 {
-    let default = || Var::BlockCap.default_number();
-    match Var::BlockCap.get() {
-        None => default(),
-        Some(v) => v.trim().parse().unwrap_or_else(|_| {
-            eprintln!(
-                "taskie-hook: TASKIE_BLOCK_CAP=\"{v}\" is not a whole number; using {}",
-                default()
-            );
-            default()
-        }),
     }
 }
 

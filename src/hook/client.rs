@@ -1,7 +1,7 @@
 //! Which agent CLI is calling (SPEC §20): told by the event itself, so one launcher and one
 //! taskie-hook serve all three and no user has to set anything.
 
-use crate::env::Var;
+use crate::hook::Settings;
 use crate::hook::input::Event;
 use crate::model::host::{Client, Host};
 use std::path::{Component, Path, PathBuf};
@@ -59,20 +59,19 @@ fn from_event(event: &Event) -> Detected {
 /// registered by hand (no plugin): the actions are its own copy's ([`own_actions`]), and
 /// Claude Code has no `/taskie:<action>`. With one, Claude Code has them when the root is
 /// its plugin (a launcher in a checkout, registered by hand, names the checkout).
-pub fn current(event: &Event) -> (Host, Detected) {
-    let detected = detect(event, Var::Client.get().as_deref());
+pub fn current(event: &Event, settings: &Settings) -> (Host, Detected) {
+    let detected = detect(event, settings.client.as_deref());
     if detected.why.contains("ignored") {
         eprintln!("taskie-hook: {}", detected.why);
     }
-    let named = Var::PluginRoot
-        .get_os()
-        .map(PathBuf::from)
-        .map(|p| plugin_root(&p));
+    let named = settings.plugin_root.as_deref().map(plugin_root);
     let commands = detected.client == Client::Claude
         && named
             .as_ref()
             .is_some_and(|r| r.join(".claude-plugin/plugin.json").is_file());
-    let root = named.or_else(own_actions).map(|p| p.display().to_string());
+    let root = named
+        .or_else(|| own_actions(settings))
+        .map(|p| p.display().to_string());
     let host = Host {
         client: detected.client,
         root,
@@ -83,14 +82,14 @@ pub fn current(event: &Event) -> (Host, Detected) {
 
 /// Where taskie-hook keeps a copy of the actions it carries, for a hook with no plugin:
 /// `<cache>/<version>`, holding `actions/<action>.md` once [`provide_own_actions`] wrote them.
-fn own_actions() -> Option<PathBuf> {
-    Some(crate::hook::notice::cache_dir()?.join(env!("CARGO_PKG_VERSION")))
+fn own_actions(settings: &Settings) -> Option<PathBuf> {
+    Some(settings.cache.as_ref()?.join(env!("CARGO_PKG_VERSION")))
 }
 
 /// Writes the actions the binary carries into [`own_actions`] when `host` names that
 /// directory and a file is missing: only for a block, whose text names one of them.
-pub fn provide_own_actions(host: &Host) {
-    let (Some(root), Some(own)) = (&host.root, own_actions()) else {
+pub fn provide_own_actions(host: &Host, settings: &Settings) {
+    let (Some(root), Some(own)) = (&host.root, own_actions(settings)) else {
         return;
     };
     if Path::new(root) != own {

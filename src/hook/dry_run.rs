@@ -7,7 +7,7 @@ use crate::hook::cap;
 use crate::hook::client;
 use crate::hook::decide::{self, Step};
 use crate::hook::input::Event;
-use crate::hook::{self, Located, Options};
+use crate::hook::{self, Located, Settings};
 use crate::model::cycle::Reviewed;
 use crate::model::host::Client;
 use crate::model::state::State;
@@ -63,6 +63,9 @@ pub struct Report {
     pub if_pass: Option<IfVerdict>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub if_fail: Option<IfVerdict>,
+    /// How a block reaches Claude Code (`TASKIE_BLOCK_STYLE`), for the answer shown.
+    #[serde(skip)]
+    block_style: Channel,
 }
 
 #[derive(Debug, Serialize)]
@@ -132,8 +135,9 @@ struct DefaultEvent<'a> {
 }
 
 impl Report {
-    fn new(event: Value) -> Report {
+    fn new(event: Value, block_style: Channel) -> Report {
         Report {
+            block_style,
             event,
             client: None,
             project: None,
@@ -165,8 +169,9 @@ impl Report {
 
     /// How blocks are sent to the client assumed.
     fn channel(&self) -> Channel {
-        self.assumed()
-            .map_or_else(Channel::default, Channel::for_client)
+        self.assumed().map_or_else(Channel::default, |c| {
+            Channel::for_client(c, self.block_style)
+        })
     }
 
     /// `answer` as the block cap leaves it, the same rule the hook applies.
@@ -187,7 +192,7 @@ impl Report {
 }
 
 /// Builds the report for the event on stdin (or a default one for `cwd`).
-pub fn report(opts: &Options, cwd: Option<PathBuf>) -> Report {
+pub fn report(settings: &Settings, cwd: Option<PathBuf>) -> Report {
     let mut input = Vec::new();
     let stdin = std::io::stdin();
     if !stdin.is_terminal() {
@@ -204,27 +209,28 @@ pub fn report(opts: &Options, cwd: Option<PathBuf>) -> Report {
     }
     let mut r = Report::new(
         serde_json::from_slice(&input).unwrap_or_else(|_| String::from_utf8_lossy(&input).into()),
+        settings.block_style,
     );
     let host = Event::parse(&input).ok().map(|e| {
-        let (host, detected) = client::current(&e);
+        let (host, detected) = client::current(&e, settings);
         r.client = Some(ClientChoice {
             name: detected.client.name(),
             why: detected.why,
-            block: match Channel::for_client(detected.client) {
+            block: match Channel::for_client(detected.client, settings.block_style) {
                 Channel::Context => "additionalContext",
                 Channel::Decision => "decision",
             },
         });
         host
     });
-    if crate::hook::input::skip_requested() {
+    if settings.skip {
         return r.ended("recursion-guard", Answer::Allow(None));
     }
     let Located {
         event,
         project,
         selected,
-    } = match hook::locate(opts, &input, crate::store::select::Selector::HookDryRun) {
+    } = match hook::locate(settings, &input, crate::store::select::Selector::HookDryRun) {
         Ok(l) => l,
         Err((a, branch)) => return r.ended(branch, a),
     };
@@ -239,7 +245,7 @@ pub fn report(opts: &Options, cwd: Option<PathBuf>) -> Report {
                 &project,
                 &blocks::Key::new(event.session_id.as_deref(), &selected.id),
             ),
-            cap: cap::limit(),
+            cap: settings.block_cap,
         }),
         ..r
     };

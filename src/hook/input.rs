@@ -231,11 +231,6 @@ impl From<Wire> for Event {
     }
 }
 
-/// The recursion guard (SPEC §4), read from this process's environment.
-pub fn skip_requested() -> bool {
-    crate::store::project::inside_reviewer()
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -17,6 +17,7 @@ use crate::store::snapshot::{self, Gathered, escaping_link};
 use crate::store::{atomic, blocks, diagnostics};
 use decide::{Outcome, Step};
 use review::{Persist, Review};
+pub use settings::Settings;
 
 pub(crate) mod answer;
 pub(crate) mod cap;
@@ -28,6 +29,7 @@ pub(crate) mod message;
 pub(crate) mod notice;
 pub(crate) mod review;
 pub(crate) mod run_mode;
+pub mod settings;
 use std::io::Write;
 use std::panic::{self, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
@@ -37,31 +39,28 @@ use std::time::Instant;
 /// hook reads (`input::read`).
 pub const STDIN_LIMIT: u64 = 4 * 1024 * 1024;
 
-/// Options shared by `taskie-hook` and `taskie hook`.
-#[derive(Debug, Clone, Default)]
-pub struct Options {
-    pub plan: Option<String>,
-}
-
 /// Runs the hook as Claude Code calls it. Never panics, never fails: the exit status
 /// is always 0 (fail open, SPEC §4).
-pub fn main(opts: &Options) {
-    if crate::hook::input::skip_requested() {
+pub fn main(settings: &Settings) {
+    // The recursion guard (SPEC §4).
+    if settings.skip {
         return;
     }
     let started = Instant::now();
     reviewer::process::reset_child_signal();
     let input = input::read(std::io::stdin().lock(), STDIN_LIMIT);
-    let notice = panic::catch_unwind(|| notice::for_stop(&input)).unwrap_or(None);
+    let notice = panic::catch_unwind(|| notice::for_stop(&input, settings)).unwrap_or(None);
     panic::set_hook(Box::new(|info| {
         eprintln!("taskie-hook: internal error: {info}")
     }));
     let finished =
-        panic::catch_unwind(AssertUnwindSafe(|| run(opts, &input))).unwrap_or_else(|_| Finished {
-            answer: Answer::allow(message::panicked()),
-            event: None,
-            channel: Channel::default(),
-            _lock: None,
+        panic::catch_unwind(AssertUnwindSafe(|| run(settings, &input))).unwrap_or_else(|_| {
+            Finished {
+                answer: Answer::allow(message::panicked()),
+                event: None,
+                channel: Channel::default(),
+                _lock: None,
+            }
         });
     finished.emit(started, notice.as_deref());
 }
@@ -170,7 +169,7 @@ pub struct Located {
 
 /// Steps 2–6. `Err` carries the answer for the early exit and the branch name.
 pub fn locate(
-    opts: &Options,
+    settings: &Settings,
     input: &[u8],
     selector: select::Selector,
 ) -> Result<Located, (Answer, &'static str)> {
@@ -178,7 +177,7 @@ pub fn locate(
     if event.is_subagent_stop() {
         return Err((Answer::Allow(None), "subagent-stop"));
     }
-    let ceiling = project::ceiling_from_env();
+    let ceiling = settings.ceiling.clone();
     let start = match &event.cwd {
         Some(c) => PathBuf::from(c),
         None => ceiling
@@ -200,14 +199,10 @@ pub fn locate(
         return Err((Answer::Allow(None), "no-plans-dir"));
     }
     let session = event.session_id.as_deref().and_then(SessionId::parse);
-    let explicit = opts.plan.clone().or_else(|| crate::env::Var::Plan.get());
-    let selected = match select::select(
-        &project,
-        explicit.as_deref(),
-        session.as_ref(),
-        selector,
-        &mut |w| eprintln!("taskie-hook: {w}"),
-    ) {
+    let explicit = settings.plan.as_deref();
+    let selected = match select::select(&project, explicit, session.as_ref(), selector, &mut |w| {
+        eprintln!("taskie-hook: {w}")
+    }) {
         Ok(Some(s)) => s,
         Ok(None) => return Err((Answer::Allow(None), "no-plan")),
         Err(e @ (SelectError::Explicit(_) | SelectError::Held { .. })) => {
@@ -230,19 +225,19 @@ pub fn locate(
     })
 }
 
-fn run(opts: &Options, input: &[u8]) -> Finished {
+fn run(settings: &Settings, input: &[u8]) -> Finished {
     let Located {
         event,
         project,
         selected,
-    } = match locate(opts, input, select::Selector::Hook) {
+    } = match locate(settings, input, select::Selector::Hook) {
         Ok(l) => l,
         Err((answer, _)) => return Finished::answer(answer),
     };
-    let (host, _) = client::current(&event);
+    let (host, _) = client::current(&event, settings);
     let key = blocks::Key::new(event.session_id.as_deref(), &selected.id);
     // A session `taskie run` started acts only in its own gate (SPEC §23).
-    let run_task = run_mode::RunTask::from_env();
+    let run_task = settings.run.clone();
     if let Some(task) = &run_task
         && !task.owns(&project)
     {
@@ -256,7 +251,7 @@ fn run(opts: &Options, input: &[u8]) -> Finished {
         &project,
         selected.id,
         &host,
-        run_task.as_ref(),
+        settings,
         &mut reviewed,
     );
     if let Some(task) = &run_task {
@@ -269,7 +264,7 @@ fn run(opts: &Options, input: &[u8]) -> Finished {
     } else {
         0
     };
-    let mut capped = cap::apply(cap::limit(), before, finished.answer, host.client);
+    let mut capped = cap::apply(settings.block_cap, before, finished.answer, host.client);
     if let Err(e) = blocks::set(&project, &key, capped.count) {
         eprintln!("taskie-hook: could not record the blocks in a row: {e}");
         capped = cap::unsaved(capped, &e.to_string(), host.client);
@@ -281,7 +276,7 @@ fn run(opts: &Options, input: &[u8]) -> Finished {
     }
     finished.answer = capped.answer;
     if finished.answer.is_block() {
-        client::provide_own_actions(&host);
+        client::provide_own_actions(&host, settings);
     }
     finished
 }
@@ -292,9 +287,10 @@ fn run_plan(
     project: &Project,
     plan: String,
     host: &Host,
-    run_task: Option<&run_mode::RunTask>,
+    settings: &Settings,
     reviewed: &mut Option<String>,
 ) -> Finished {
+    let run_task = settings.run.as_ref();
     let logs = project.logs();
     // Before anything is created or written (the lock file is the first write).
     // A run session's `.taskie` links to the gate its driver made and marked (checked by
@@ -368,7 +364,7 @@ fn run_plan(
     Finished {
         answer,
         event: Some((logs, record)),
-        channel: Channel::for_client(host.client),
+        channel: Channel::for_client(host.client, settings.block_style),
         _lock: Some(lock),
     }
 }

@@ -8,7 +8,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime};
 
-use crate::env::Var;
+use crate::hook::Settings;
 use crate::model::host::Client;
 use serde::Deserialize;
 
@@ -39,26 +39,16 @@ fn plugin_version(root: &Path) -> Option<(String, Client)> {
     })
 }
 
-/// taskie-hook's own cache: `$XDG_CACHE_HOME/taskie`, else `~/.cache/taskie`.
-pub(crate) fn cache_dir() -> Option<PathBuf> {
-    let cache = Var::XdgCacheHome
-        .get_os()
-        .map(PathBuf::from)
-        .or_else(|| Var::Home.get_os().map(|h| PathBuf::from(h).join(".cache")))?;
-    Some(cache.join("taskie"))
-}
-
 /// Where the once-per-session markers live: `<cache>/notices`.
-fn markers_dir() -> Option<PathBuf> {
-    Some(cache_dir()?.join("notices"))
+fn markers_dir(settings: &Settings) -> Option<PathBuf> {
+    Some(settings.cache.as_ref()?.join("notices"))
 }
 
 /// The notice this stop carries, if any: only when the launcher named the plugin, its
 /// version differs from this binary's, and this session has not had it yet. `event` is
 /// the raw event, read for the session id only in the mismatch case.
-pub fn for_stop(event: &[u8]) -> Option<String> {
-    let root = Var::PluginRoot.get_os()?;
-    let (plugin, client) = plugin_version(Path::new(&root))?;
+pub fn for_stop(event: &[u8], settings: &Settings) -> Option<String> {
+    let (plugin, client) = plugin_version(settings.plugin_root.as_deref()?)?;
     let own = env!("CARGO_PKG_VERSION");
     if plugin == own {
         return None;
@@ -72,7 +62,7 @@ pub fn for_stop(event: &[u8]) -> Option<String> {
         .ok()
         .and_then(|e| e.session_id)
         .filter(|s| crate::model::plan_file::safe_name(s));
-    let (Some(session), Some(dir)) = (session, markers_dir()) else {
+    let (Some(session), Some(dir)) = (session, markers_dir(settings)) else {
         // No session or no cache: every stop carries it.
         return Some(notice);
     };

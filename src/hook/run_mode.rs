@@ -21,9 +21,8 @@ pub struct RunTask {
 }
 
 impl RunTask {
-    /// From `TASKIE_RUN`, when it is set and well formed.
-    pub fn from_env() -> Option<RunTask> {
-        let value = crate::env::Var::Run.get()?;
+    /// From `TASKIE_RUN`'s `value`, when it is well formed.
+    pub fn parse(value: &str) -> Option<RunTask> {
         let (run, task) = value.rsplit_once(':')?;
         let ok = |s: &str| crate::model::plan_file::valid_id(s);
         (ok(run) && ok(task)).then(|| RunTask {

@@ -6,11 +6,12 @@ use crate::model::run::journal::Entry;
 use serde::{Deserialize, Serialize};
 use std::io::Write;
 
-// Dying at once, as a `kill -9` does, differs per platform.
-#[cfg(unix)]
+// Dying at once, as a `kill -9` does, differs per platform (test builds only: the kill
+// point below).
+#[cfg(all(unix, debug_assertions))]
 #[path = "run/unix.rs"]
 mod os;
-#[cfg(windows)]
+#[cfg(all(windows, debug_assertions))]
 #[path = "run/windows.rs"]
 mod os;
 use std::path::{Path, PathBuf};
@@ -87,6 +88,9 @@ impl Journal {
 
 /// Tests only: `TASKIE_TEST_KILL_AT=<before|after>:<step>[:<n>]` makes the driver kill
 /// itself with SIGKILL at the n-th (default first) such point, as a crash there would.
+/// Compiled only with debug assertions, as `cargo test` builds the binaries it runs (the
+/// same gate as `TASKIE_TEST_PAUSE_AT`): a release build ignores the variable.
+#[cfg(debug_assertions)]
 fn kill_point(when: &str, step: &str) {
     use std::sync::atomic::{AtomicUsize, Ordering};
     static SEEN: AtomicUsize = AtomicUsize::new(0);
@@ -102,6 +106,11 @@ fn kill_point(when: &str, step: &str) {
         os::kill_this_process();
     }
 }
+
+/// Release builds: nothing.
+#[cfg(not(debug_assertions))]
+#[inline(always)]
+fn kill_point(_when: &str, _step: &str) {}
 
 /// The newest run of `plan` in `.taskie/runs`, by the name's timestamp.
 pub fn latest(taskie: &Path, plan: &str) -> Option<PathBuf> {
