@@ -20,7 +20,7 @@ pub(crate) mod mark;
 pub(crate) mod plans;
 pub(crate) mod push;
 pub(crate) mod resume;
-pub mod run;
+pub(crate) mod run;
 pub(crate) mod state;
 pub(crate) mod status;
 pub(crate) mod validate;

@@ -15,8 +15,6 @@ pub struct Context {
     pub run: String,
     /// The user's checkout (its top level).
     pub checkout: Git,
-    /// `.taskie/runs/<run>` in the project: the journal.
-    pub run_dir: PathBuf,
     /// Outside the checkout: the worktrees and the gates.
     pub work: PathBuf,
     pub journal: Journal,

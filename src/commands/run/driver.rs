@@ -134,7 +134,6 @@ fn lane(
                  the branch {} is kept; `taskie run --resume` tries it again",
                 ctx.branch(task)
             )),
-            tail: String::new(),
         }
     })
 }

@@ -24,8 +24,6 @@ pub struct Ended {
     pub task: String,
     /// The exit status, or why the agent could not run.
     pub status: Result<i32, String>,
-    /// The end of its output, for the report.
-    pub tail: String,
 }
 
 /// The review a session cut off by a crash left unanswered in the gate: its file and
@@ -164,20 +162,16 @@ pub fn run(
     resolve: Option<&[String]>,
 ) -> Ended {
     let gate = ctx.gate(task);
-    let ended = |status, tail| Ended {
+    let ended = |status| Ended {
         task: task.to_string(),
         status,
-        tail,
     };
     // The hook configured, trusted and checked before the session starts: a lane whose
     // hook would not run is never started.
     let launch = match agent::prepare(agent, worktree, &gate) {
         Ok(l) => l,
         Err(e) => {
-            return ended(
-                Err(format!("the lane's hook is not armed: {e}")),
-                String::new(),
-            );
+            return ended(Err(format!("the lane's hook is not armed: {e}")));
         }
     };
     let mut cmd = Command::new(&launch.program);
@@ -205,13 +199,10 @@ pub fn run(
     let mut child = match cmd.spawn() {
         Ok(c) => c,
         Err(e) => {
-            return ended(
-                Err(format!(
-                    "cannot start the agent {}: {e}",
-                    launch.program.display()
-                )),
-                String::new(),
-            );
+            return ended(Err(format!(
+                "cannot start the agent {}: {e}",
+                launch.program.display()
+            )));
         }
     };
     let _ = std::fs::write(gate.join(AGENT_PID), child.id().to_string());
@@ -222,19 +213,8 @@ pub fn run(
         Ok(out) => {
             let _ = std::fs::write(gate.join(AGENT_STDOUT), &out.stdout);
             let _ = std::fs::write(gate.join(AGENT_STDERR), &out.stderr);
-            let text = String::from_utf8_lossy(&out.stdout);
-            let tail: String = text
-                .lines()
-                .last()
-                .unwrap_or_default()
-                .chars()
-                .take(300)
-                .collect();
-            ended(Ok(out.status.code().unwrap_or(-1)), tail)
+            ended(Ok(out.status.code().unwrap_or(-1)))
         }
-        Err(e) => ended(
-            Err(format!("the agent's output could not be read: {e}")),
-            String::new(),
-        ),
+        Err(e) => ended(Err(format!("the agent's output could not be read: {e}"))),
     }
 }

@@ -128,13 +128,6 @@ pub fn next_merge(tasks: &[Task], state: &RunState) -> Option<String> {
         .map(|t| t.id.clone())
 }
 
-/// Every task is settled (merged before or during the run, blocked, skipped).
-pub fn all_settled(tasks: &[Task], state: &RunState) -> bool {
-    tasks
-        .iter()
-        .all(|t| t.finished || state.lane(&t.id).is_settled())
-}
-
 /// Every task is merged (or was finished before the run).
 pub fn all_merged(tasks: &[Task], state: &RunState) -> bool {
     tasks.iter().all(|t| merged(tasks, state, &t.id))
@@ -244,7 +237,6 @@ mod tests {
         ]);
         assert_eq!(to_skip(&tasks, &s), [("2".to_string(), "1".to_string())]);
         assert_eq!(ids(&tasks, &s, 0, 2), ["3"]);
-        assert!(!all_settled(&tasks, &s));
     }
 
     #[test]
