@@ -76,7 +76,7 @@ impl RunTask {
             Heartbeat {
                 ts: crate::clock::stamp(),
                 session: session.map(str::to_string),
-                path: REVIEWING.into(),
+                branch: REVIEWING.into(),
                 review: None,
                 iteration: None,
                 verdict: None,
@@ -96,7 +96,7 @@ impl RunTask {
         let beat = Heartbeat {
             ts: crate::clock::stamp(),
             session: session.map(str::to_string),
-            path: record.map_or("none", |r| r.branch.as_str()).to_string(),
+            branch: record.map_or("none", |r| r.branch.as_str()).to_string(),
             review: record.and_then(|r| r.review).map(str::to_string),
             iteration: record.and_then(|r| r.iteration),
             verdict: record.and_then(|r| r.verdict).map(str::to_string),

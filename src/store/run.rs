@@ -136,7 +136,7 @@ pub struct GateMark {
     pub task: String,
 }
 
-/// The `path` of the heartbeat a run session's hook writes when a review starts.
+/// The `branch` of the heartbeat a run session's hook writes when a review starts.
 pub const REVIEWING: &str = "reviewing";
 
 /// One stop of a run session, as its hook saw it.
@@ -145,8 +145,10 @@ pub struct Heartbeat {
     pub ts: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub session: Option<String>,
-    /// The branch of the hook's procedure (`advanced`, `review-blocked`, …).
-    pub path: String,
+    /// The branch of the hook's procedure (`advanced`, `review-blocked`, …), or
+    /// [`REVIEWING`]. Written as `branch`; a line an older hook wrote names it `path`.
+    #[serde(alias = "path")]
+    pub branch: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub review: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -191,4 +193,27 @@ pub fn gate_mark(gate: &Path) -> Option<GateMark> {
 pub fn latest_state(taskie: &Path, plan: &str) -> Option<crate::model::run::journal::RunState> {
     let dir = latest(taskie, plan)?;
     crate::model::run::journal::RunState::replay(&Journal::new(&dir).read())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_heartbeat_is_written_with_branch_and_an_older_line_with_path_still_reads() {
+        let beat = Heartbeat {
+            ts: "t".into(),
+            session: None,
+            branch: "advanced".into(),
+            review: None,
+            iteration: None,
+            verdict: None,
+            commit: Some("abc".into()),
+        };
+        let line = serde_json::to_string(&beat).unwrap();
+        assert!(line.contains("\"branch\":\"advanced\""), "{line}");
+        assert!(!line.contains("\"path\""), "{line}");
+        let old = r#"{"ts":"t","path":"advanced","commit":"abc"}"#;
+        assert_eq!(serde_json::from_str::<Heartbeat>(old).unwrap(), beat);
+    }
 }
