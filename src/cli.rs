@@ -415,7 +415,9 @@ pub fn main() -> ExitCode {
         let _ = std::io::stdout().lock().write_all(&script);
         return ExitCode::SUCCESS;
     }
-    let mut stdout = std::io::stdout().lock();
+    // Not locked for the whole command: `taskie run` shows its lanes from a thread of its
+    // own too, which would wait forever for a lock this thread held.
+    let mut stdout = std::io::stdout();
     let result = Invocation::from_env().and_then(|mut inv| {
         inv.color = cli.color;
         dispatch(cli.command, &inv, &mut stdout)

@@ -147,7 +147,7 @@ impl Var {
                 "Gemini's system settings file, kept in each taskie run --agent gemini lane's own"
             }
             Var::Notify => {
-                "a command run (detached, JSON event on stdin) when a plan hard-stops, pauses, passes a cycle or completes"
+                "a command run (detached, JSON event on stdin) when a plan hard-stops, pauses, passes a cycle or completes; wins over `git config taskie.notify`"
             }
             Var::NotifyTimeout => "seconds a TASKIE_NOTIFY command may run",
             Var::TestKillAt => "test builds only: kill taskie run at a journal step",

@@ -147,3 +147,101 @@ fn a_notifier_that_fails_or_hangs_is_logged_and_the_stop_answers_at_once() {
         assert_eq!(log[0]["notifier"], said, "{log:?}");
     }
 }
+
+/// `git config taskie.notify <command>` in the project, made a git repository.
+fn git_setting(p: &Project, command: &str) {
+    crate::support::git(&p.root(), &["init", "-q"]);
+    crate::support::git(&p.root(), &["config", "taskie.notify", command]);
+}
+
+#[test]
+fn the_repositorys_git_setting_names_the_notifier_when_taskie_notify_is_unset() {
+    let p = Project::new()
+        .plan("p")
+        .state(json!({"next_phase": "plan-review", "clean_reviews_required": 1}))
+        .reviewer(&Fake::pass());
+    let notifier = recording_notifier(&p);
+    git_setting(&p, &notifier);
+    let run = p.stop();
+    assert!(run.message().contains("passed"), "{}", run.message());
+    let got = lines(&p.root().join("got.jsonl"), 1);
+    assert_eq!(got.len(), 1, "{got:?}");
+    assert_eq!(got[0]["event"], "cycle-passed", "{got:?}");
+}
+
+#[test]
+fn taskie_notify_wins_over_the_git_setting() {
+    let p = Project::new()
+        .plan("p")
+        .state(json!({"next_phase": "plan-review", "clean_reviews_required": 1}))
+        .reviewer(&Fake::pass());
+    let from_env = recording_notifier(&p);
+    let other = p.root().join("other.sh");
+    write_executable(
+        &other,
+        &format!(
+            "#!/bin/sh\ncat >> '{}'\n",
+            p.root().join("other.jsonl").display()
+        ),
+    );
+    git_setting(&p, &other.display().to_string());
+    let p = p.env("TASKIE_NOTIFY", &from_env);
+    p.stop();
+    let got = lines(&p.root().join("got.jsonl"), 1);
+    assert_eq!(got.len(), 1, "{got:?}");
+    let log = lines(&p.logs().join("notify.log"), 1);
+    assert_eq!(log.len(), 1, "one notifier ran: {log:?}");
+    assert!(!p.root().join("other.jsonl").exists());
+}
+
+#[test]
+fn a_failing_notifier_of_the_git_setting_is_logged_and_the_stop_still_passes() {
+    let p = Project::new()
+        .plan("p")
+        .state(json!({"next_phase": "plan-review", "clean_reviews_required": 1}))
+        .reviewer(&Fake::pass());
+    let script = p.root().join("notifier.sh");
+    write_executable(&script, "#!/bin/sh\ncat >/dev/null\nexit 7\n");
+    git_setting(&p, &script.display().to_string());
+    let run = p.stop();
+    assert!(run.message().contains("passed"), "{}", run.message());
+    assert_eq!(p.state_json()["next_phase"], "create-tasks");
+    let log = lines(&p.logs().join("notify.log"), 1);
+    assert_eq!(log[0]["notifier"], "failed: exit status: 7", "{log:?}");
+}
+
+#[test]
+fn the_git_setting_names_the_notifier_of_a_runs_events() {
+    let repo = crate::run::Repo::new(crate::run::ONE);
+    let got = repo.root().join("got.jsonl");
+    let script = repo.root().join("notifier.sh");
+    write_executable(&script, &format!("#!/bin/sh\ncat >> '{}'\n", got.display()));
+    crate::support::git(
+        &repo.work(),
+        &["config", "taskie.notify", &script.display().to_string()],
+    );
+    let out = repo
+        .taskie(&["run"])
+        .env_remove("TASKIE_NOTIFY")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // The notifier is detached: wait (bounded) for its line, whatever the lanes' hooks
+    // sent before it.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let events = loop {
+        let events = lines(&got, 1);
+        if events.iter().any(|e| e["event"] == "run-done") || Instant::now() > deadline {
+            break events;
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert!(
+        events.iter().any(|e| e["event"] == "run-done"),
+        "{events:?}"
+    );
+}

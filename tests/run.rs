@@ -139,11 +139,11 @@ impl Repo {
         repo
     }
 
-    fn root(&self) -> &Path {
+    pub(crate) fn root(&self) -> &Path {
         self.tmp.path()
     }
 
-    fn work(&self) -> PathBuf {
+    pub(crate) fn work(&self) -> PathBuf {
         self.root().join("work")
     }
 
@@ -177,11 +177,11 @@ impl Repo {
     }
 
     /// Shell for task `task`'s agent to run instead of the default work.
-    fn agent_does(&self, task: &str, sh: &str) {
+    pub(crate) fn agent_does(&self, task: &str, sh: &str) {
         std::fs::write(self.root().join(format!("agents/{task}.sh")), sh).unwrap();
     }
 
-    fn taskie(&self, args: &[&str]) -> Process {
+    pub(crate) fn taskie(&self, args: &[&str]) -> Process {
         let mut cmd = Process::new(assert_cmd::cargo::cargo_bin("taskie"));
         cmd.current_dir(self.work())
             .args(args)
@@ -242,8 +242,15 @@ impl Repo {
     }
 }
 
+/// The last line of stdout as JSON: `taskie run --json`'s summary (after its events), or
+/// `taskie status --json`'s report (one object, so its last line is the whole of it).
 fn json_of(out: &std::process::Output) -> Value {
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+    let text = String::from_utf8_lossy(&out.stdout);
+    let last = match text.trim_end().rsplit_once('\n') {
+        Some((_, l)) if l.starts_with('{') && l.ends_with('}') => l,
+        _ => text.trim_end(),
+    };
+    serde_json::from_str(last).unwrap_or_else(|e| {
         panic!(
             "stdout is not JSON ({e}): {}\nstderr: {}",
             String::from_utf8_lossy(&out.stdout),
@@ -359,7 +366,8 @@ fn task_ids(table: &str) -> Vec<String> {
 }
 
 pub(crate) const TWO: &str = "| Id | Title | Status |\n|----|-------|--------|\n| 1 | One | pending |\n| 2 | Two | pending |\n";
-const ONE: &str = "| Id | Title | Status |\n|----|-------|--------|\n| 1 | One | pending |\n";
+pub(crate) const ONE: &str =
+    "| Id | Title | Status |\n|----|-------|--------|\n| 1 | One | pending |\n";
 
 fn lane<'a>(report: &'a Value, task: &str) -> &'a Value {
     report["tasks"]

@@ -63,6 +63,10 @@ pub struct Report {
     /// The plan's newest `taskie run` (SPEC §23), as its journal tells it.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub run: Option<crate::model::run::journal::RunState>,
+    /// That run as `taskie run` shows it while it runs: per lane its phase, reviews,
+    /// elapsed time, cost and whether its session is alive; whether a driver runs it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub run_view: Option<crate::model::run::view::RunView>,
 }
 
 /// A usage-limit pause still in force.
@@ -431,6 +435,7 @@ pub fn build(
         next_stop: next_stop_words(f, &prediction),
         findings: None,
         run: None,
+        run_view: None,
         paused: state.and_then(|s| {
             let until = s
                 .paused_until
@@ -760,12 +765,14 @@ pub fn run(
         Err(e) => eprintln!("taskie: {e}"),
     }
     report.run = crate::store::run::latest_state(&target.project.taskie(), &target.plan);
+    report.run_view = crate::store::run::latest(&target.project.taskie(), &target.plan)
+        .and_then(|dir| crate::store::run::observe(&dir, &target.locks()));
     if json {
         let text = serde_json::to_string_pretty(&report).map_err(std::io::Error::other)?;
         writeln!(out, "{text}")?;
     } else {
         write!(out, "{}", human(&report, &Paint::choose(inv.color)))?;
-        if let Some(run) = &report.run {
+        if let Some(run) = &report.run_view {
             writeln!(out, "\n{}", crate::model::run::view::lines(run).join("\n"))?;
         }
     }

@@ -1,5 +1,5 @@
 //! Notifications (SPEC §24): unattended work reaches a person through a command the user
-//! names in `TASKIE_NOTIFY`. Taskie starts it detached, with one JSON object on stdin, and
+//! names in `TASKIE_NOTIFY`, or else in the repository's git setting `taskie.notify`. Taskie starts it detached, with one JSON object on stdin, and
 //! a supervisor (this same binary in the notifier role) ends it after
 //! `TASKIE_NOTIFY_TIMEOUT` seconds and logs what it did to `.taskie/logs/notify.log`. A
 //! notifier that fails or hangs is logged, never fails the stop or the run.
@@ -175,14 +175,40 @@ pub fn for_run_entry(entry: &Entry, plan: &str, run: &str, project: &Path) -> Op
     Some(n)
 }
 
+/// The git setting that names the notifier when `TASKIE_NOTIFY` does not.
+pub const GIT_SETTING: &str = "taskie.notify";
+
+/// The notifier's command line: `TASKIE_NOTIFY` when set and not empty, else
+/// `git config taskie.notify` as git reads it in `project` (the repository's own
+/// `.git/config`, or the user's or the system's git configuration). Decision: a git
+/// setting, not a file in the project, because a committed file naming a command would
+/// run that command for everyone who clones the repository; git never clones a config.
+pub fn command(project: &Path) -> Option<String> {
+    Var::Notify.get().or_else(|| git_setting(project))
+}
+
+fn git_setting(project: &Path) -> Option<String> {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(project)
+        .args(["config", "--get", GIT_SETTING])
+        .stdin(Stdio::null())
+        .stderr(Stdio::null())
+        .output()
+        .ok()?;
+    let value = String::from_utf8(out.stdout).ok()?;
+    let value = value.trim_end_matches(['\n', '\r']);
+    (out.status.success() && !value.trim().is_empty()).then(|| value.to_string())
+}
+
 /// Sends what a hook run's event calls for. A hard stop is sent once: the key of the last
 /// one sent is kept in the logs directory, and the same hard stop again sends nothing.
 pub fn send_for_stop(rec: &Record, project: &Path, logs: &Path) {
-    // Without a notifier nothing is written, not even the hard stop's marker.
-    if Var::Notify.get().is_none() {
-        return;
-    }
     let Some(n) = for_stop(rec, project) else {
+        return;
+    };
+    // Without a notifier nothing is written, not even the hard stop's marker.
+    let Some(command) = command(project) else {
         return;
     };
     if matches!(n.event, Kind::HardStop | Kind::BudgetSpent) {
@@ -198,15 +224,18 @@ pub fn send_for_stop(rec: &Record, project: &Path, logs: &Path) {
         }
         let _ = crate::store::atomic::write_unsynced(&marker, key.as_bytes());
     }
-    send(&n, logs);
+    start(&command, &n, logs);
 }
 
 /// Starts the user's notifier for `n`, detached, and returns at once. Nothing is sent
-/// when `TASKIE_NOTIFY` is unset or empty; a notifier that cannot start is logged.
+/// without a notifier (see [`command`]); a notifier that cannot start is logged.
 pub fn send(n: &Notification, logs: &Path) {
-    let Some(command) = Var::Notify.get() else {
-        return;
-    };
+    if let Some(command) = command(Path::new(&n.project)) {
+        start(&command, n, logs);
+    }
+}
+
+fn start(command: &str, n: &Notification, logs: &Path) {
     let json = match serde_json::to_string(n) {
         Ok(j) => j,
         Err(_) => return,
@@ -217,7 +246,7 @@ pub fn send(n: &Notification, logs: &Path) {
             .arg(ROLE_ARG)
             .arg(timeout().as_secs_f64().to_string())
             .arg(logs.join(LOG))
-            .arg(&command)
+            .arg(command)
             .stdin(Stdio::piped())
             // The client waits for the hook's stdout to close: the notifier must not hold it.
             .stdout(Stdio::null())

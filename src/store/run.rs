@@ -2,7 +2,8 @@
 //! project, and, outside the user's checkout, the worktrees and each session's gate (the
 //! `.taskie` its hook works in). The heartbeats a run session's hook leaves.
 
-use crate::model::run::journal::Entry;
+use crate::model::run::journal::{Entry, Line};
+use crate::model::run::view::{self, RunView};
 use serde::{Deserialize, Serialize};
 use std::io::Write;
 
@@ -22,6 +23,8 @@ pub const JOURNAL: &str = "journal.jsonl";
 pub const HEARTBEATS: &str = "heartbeats.jsonl";
 /// What the driver writes into a session's gate to say whose it is.
 pub const GATE_MARK: &str = "run.json";
+/// The pid (and process group) of the gate's last session, in the gate.
+pub const AGENT_PID: &str = "agent.pid";
 
 /// `.taskie/runs` of a project.
 pub fn runs_dir(taskie: &Path) -> PathBuf {
@@ -73,15 +76,24 @@ impl Journal {
             .create(true)
             .append(true)
             .open(&self.path)?;
-        f.write_all(entry.to_line().as_bytes())?;
+        let line = Line {
+            ts: Some(crate::clock::stamp()),
+            entry: entry.clone(),
+        };
+        f.write_all(line.to_line().as_bytes())?;
         f.sync_data()?;
         kill_point("after", entry.step());
         Ok(())
     }
 
     pub fn read(&self) -> Vec<Entry> {
+        self.lines().into_iter().map(|l| l.entry).collect()
+    }
+
+    /// The entries with the time each was written.
+    pub fn lines(&self) -> Vec<Line> {
         std::fs::read_to_string(&self.path)
-            .map(|t| Entry::parse_all(&t))
+            .map(|t| Line::parse_all(&t))
             .unwrap_or_default()
     }
 }
@@ -187,6 +199,81 @@ pub fn heartbeats(gate: &Path) -> Vec<Heartbeat> {
 pub fn gate_mark(gate: &Path) -> Option<GateMark> {
     let text = std::fs::read_to_string(gate.join(GATE_MARK)).ok()?;
     serde_json::from_str(&text).ok()
+}
+
+/// The run in `run_dir` as people watch it (see `model::run::view`): its journal, each
+/// session's gate (reviews and cost from its spend ledger, a review under way from its
+/// heartbeats, the session's process), and whether a driver holds the run's lock. The
+/// one reader behind `taskie run`'s live output and `taskie status`.
+pub fn observe(run_dir: &Path, locks: &Path) -> Option<RunView> {
+    let lines = Journal::new(run_dir).lines();
+    let Some(Line {
+        entry: Entry::Start { plan, .. },
+        ..
+    }) = lines.first()
+    else {
+        return None;
+    };
+    // The gates are beside the worktrees the journal names.
+    let work = lines.iter().find_map(|l| match &l.entry {
+        Entry::Session { worktree, .. } => Path::new(worktree).parent().map(Path::to_path_buf),
+        _ => None,
+    });
+    let mut tasks: Vec<String> = vec![view::ALL.into()];
+    for l in &lines {
+        if let Entry::Session { task, .. } = &l.entry
+            && !tasks.contains(task)
+        {
+            tasks.push(task.clone());
+        }
+    }
+    let gates = work
+        .map(|work| {
+            tasks
+                .into_iter()
+                .map(|t| {
+                    let seen = gate_seen(&work.join(format!("gate-{t}")), plan);
+                    (t, seen)
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    let seen = view::Seen {
+        now_ms: crate::clock::now().as_millisecond(),
+        driver_alive: driver_alive(locks, plan),
+        gates,
+    };
+    view::view(&lines, &seen)
+}
+
+/// What a gate says: reviews and cost from its ledger, a review under way, its session.
+fn gate_seen(gate: &Path, plan: &str) -> view::GateSeen {
+    let ledger =
+        crate::store::snapshot::ledger_file(&crate::store::project::plan_dir_in(gate, plan));
+    let session_alive = std::fs::read_to_string(gate.join(AGENT_PID))
+        .ok()
+        .and_then(|t| t.trim().parse::<i32>().ok())
+        .and_then(os::group_alive);
+    view::GateSeen {
+        reviews: ledger.as_ref().map_or(0, |l| l.plan.reviews),
+        cost_usd: ledger.map(|l| l.plan.cost_usd),
+        reviewing: heartbeats(gate).last().is_some_and(|b| b.path == REVIEWING),
+        session_alive,
+    }
+}
+
+/// The lock a run's driver holds while it drives `plan` (`<plan>.run` in `.taskie/locks`).
+pub fn run_lock(plan: &str) -> String {
+    format!("{plan}.run")
+}
+
+/// Whether a driver holds the run lock of `plan` (this process included). Probed by
+/// taking it, and letting go at once, when it is free.
+fn driver_alive(locks: &Path, plan: &str) -> bool {
+    matches!(
+        crate::store::lock::try_lock(locks, &run_lock(plan)),
+        Ok(None)
+    )
 }
 
 /// The newest run of `plan` as its journal tells it, for `taskie status`.

@@ -62,6 +62,8 @@ mod reviewer;
 mod reviewers;
 #[path = "../run.rs"]
 mod run;
+#[path = "../run_watch.rs"]
+mod run_watch;
 #[path = "../security.rs"]
 mod security;
 #[path = "../sessions.rs"]

@@ -604,7 +604,9 @@ impl Lanes {
         };
         let stderr = std::fs::read_to_string(&err).unwrap_or_default();
         let stdout = std::fs::read_to_string(&out).unwrap_or_default();
-        let report = serde_json::from_str(&stdout).unwrap_or_else(|e| {
+        // The summary is the last line, after the events (docs/run.md).
+        let summary = stdout.lines().last().unwrap_or_default();
+        let report = serde_json::from_str(summary).unwrap_or_else(|e| {
             panic!(
                 "not one JSON report ({e}): {stdout}\n{stderr}\n{}",
                 self.agent_logs()

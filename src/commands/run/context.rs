@@ -25,6 +25,8 @@ pub struct Context {
     pub agents: Vec<Client>,
     /// Progress lines go to stderr with `--json`, else to stdout.
     pub json: bool,
+    /// The live table, plain lines or JSON events of the run's lanes.
+    pub progress: crate::commands::run::progress::Progress,
 }
 
 impl Context {
@@ -100,16 +102,13 @@ impl Context {
         if let Some(n) = crate::store::notify::for_run_entry(&entry, &self.plan, &self.run, root) {
             crate::store::notify::send(&n, &self.project.logs());
         }
+        self.progress.update();
         Ok(())
     }
 
-    /// A progress line (stderr under `--json`, so stdout stays one JSON value).
+    /// A message of the driver (see `Progress::say`: stderr under `--json`).
     pub fn say(&self, line: &str) {
-        if self.json {
-            eprintln!("taskie run: {line}");
-        } else {
-            println!("{line}");
-        }
+        self.progress.say(line);
     }
 }
 

@@ -6,7 +6,7 @@
 use crate::commands::Invocation;
 use crate::error::Error;
 use crate::model::host::Client;
-use crate::model::run::journal::{Entry, Land, Lane, Outcome};
+use crate::model::run::journal::{Entry, Land, Lane, Outcome, RunState};
 use crate::model::run::schedule;
 use crate::store::git::Git;
 use std::io::Write;
@@ -18,6 +18,7 @@ pub mod driver;
 pub mod gate;
 pub mod judge;
 pub mod merge;
+pub mod progress;
 pub mod report;
 pub mod session;
 pub mod setup;
@@ -50,7 +51,7 @@ pub fn run(inv: &Invocation, opts: &Options, out: &mut dyn Write) -> Result<(), 
             .map_err(|e| Error::Refused(format!("taskie run needs a git repository: {e}")))?,
     );
     // One driver per plan.
-    let run_lock = format!("{}.run", target.plan);
+    let run_lock = crate::store::run::run_lock(&target.plan);
     let _held = match crate::store::lock::try_lock(&target.project.locks(), &run_lock)? {
         Some(held) => held,
         None => {
@@ -95,22 +96,21 @@ pub fn run(inv: &Invocation, opts: &Options, out: &mut dyn Write) -> Result<(), 
     if state.outcome == Some(Outcome::Done) {
         ctx.say(&format!("run {} already ended: nothing to resume", ctx.run));
     } else {
-        driver::tasks(&ctx, &mut state).map_err(fail)?;
-        let mut note = None;
-        let outcome = if schedule::all_merged(&ctx.tasks, &state)
-            && driver::final_review(&ctx, &mut state).map_err(fail)?
-        {
-            note = driver::land(&ctx, &mut state).map_err(fail)?;
-            Outcome::Done
-        } else {
-            Outcome::Partial
-        };
-        driver::end(&ctx, &mut state, outcome).map_err(fail)?;
-        if let Some(note) = note {
-            ctx.say(&note);
-        }
+        ctx.progress.update();
+        // The gates change between journal entries (a review starts, its cost comes in):
+        // looked at every second while the driver works.
+        let working = progress::Working::default();
+        std::thread::scope(|scope| {
+            scope.spawn(|| working.watch(&ctx.progress));
+            // Dropped however `drive` ends (a panic too), which ends the watch.
+            let _done = working.done_on_drop();
+            drive(&ctx, &mut state)
+        })
+        .map_err(fail)?;
     }
+    ctx.progress.finish();
     report::print(&ctx, &state, out)?;
+
     match state.outcome {
         Some(Outcome::Done) => Ok(()),
         _ => Err(Error::Refused(format!(
@@ -119,4 +119,22 @@ pub fn run(inv: &Invocation, opts: &Options, out: &mut dyn Write) -> Result<(), 
             report::left(&ctx, &state)
         ))),
     }
+}
+
+/// The run from where its state stands to its end: the tasks, the all-code review, the
+/// landing, the outcome journalled.
+fn drive(ctx: &context::Context, state: &mut RunState) -> Result<(), String> {
+    driver::tasks(ctx, state)?;
+    let mut note = None;
+    let outcome = if schedule::all_merged(&ctx.tasks, state) && driver::final_review(ctx, state)? {
+        note = driver::land(ctx, state)?;
+        Outcome::Done
+    } else {
+        Outcome::Partial
+    };
+    driver::end(ctx, state, outcome)?;
+    if let Some(note) = note {
+        ctx.say(&note);
+    }
+    Ok(())
 }

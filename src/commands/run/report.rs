@@ -66,7 +66,9 @@ pub fn print(ctx: &Context, state: &RunState, out: &mut dyn Write) -> std::io::R
                 json!({"task": t.id, "branch": ctx.branch(&t.id), "lane": lane})
             })
             .collect();
+        // The last line of `--json`, after the events (docs/run.md).
         let value = json!({
+            "event": "summary",
             "run": state.run,
             "plan": state.plan,
             "outcome": state.outcome,

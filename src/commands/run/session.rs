@@ -6,6 +6,7 @@ use crate::commands::run::agent;
 use crate::commands::run::context::Context;
 use crate::commands::run::gate::EXCLUDES;
 use crate::model::host::Client;
+use crate::store::run::AGENT_PID;
 use std::io::Write;
 use std::path::Path;
 
@@ -142,9 +143,6 @@ pub fn prompt(ctx: &Context, task: &str, resolve: Option<&[String]>) -> String {
 /// Where a session's output is kept, in its gate.
 pub const AGENT_STDOUT: &str = "agent-stdout.log";
 pub const AGENT_STDERR: &str = "agent-stderr.log";
-
-/// The pid (and process group) of the gate's last session.
-const AGENT_PID: &str = "agent.pid";
 
 /// Stops the process group of a session a killed driver left behind in this gate, so two
 /// sessions never work in one worktree.

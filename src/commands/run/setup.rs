@@ -154,7 +154,13 @@ pub fn open(target: &Target, checkout: Git, opts: &Options) -> Result<(Context, 
     if agents.is_empty() {
         agents.push(Client::Claude);
     }
+    let progress = crate::commands::run::progress::Progress::new(
+        opts.json,
+        run_dir.clone(),
+        target.project.locks(),
+    );
     let ctx = Context {
+        progress,
         project: target.project.clone(),
         plan,
         run: state.run.clone(),

@@ -127,8 +127,30 @@ impl Entry {
         serde_json::to_string(self).expect("a journal entry always serializes") + "\n"
     }
 
-    /// The entries of a journal; a torn last line (a crash during its write) is dropped.
+    /// The entries of a journal, without their times (see [`Line::parse_all`]).
     pub fn parse_all(text: &str) -> Vec<Entry> {
+        Line::parse_all(text).into_iter().map(|l| l.entry).collect()
+    }
+}
+
+/// A journal line as written: the entry and when it was written (`ts`, RFC 3339 UTC as
+/// Taskie stamps instants), so any reader can tell how long a lane has run. Journals
+/// written before timestamps have none; their lines still read.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Line {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ts: Option<String>,
+    #[serde(flatten)]
+    pub entry: Entry,
+}
+
+impl Line {
+    pub fn to_line(&self) -> String {
+        serde_json::to_string(self).expect("a journal line always serializes") + "\n"
+    }
+
+    /// The lines of a journal; a torn last line (a crash during its write) is dropped.
+    pub fn parse_all(text: &str) -> Vec<Line> {
         text.lines()
             .filter_map(|l| serde_json::from_str(l).ok())
             .collect()
@@ -495,6 +517,39 @@ mod tests {
         let s = RunState::replay(&entries).unwrap();
         assert_eq!(s.lane("2"), &Lane::Waiting);
         assert_eq!(s.outcome, None);
+    }
+
+    #[test]
+    fn a_line_carries_its_time_and_a_line_written_before_times_still_reads() {
+        let e = Entry::Merged {
+            task: "1".into(),
+            commit: "m1".into(),
+        };
+        let timed = Line {
+            ts: Some("2026-11-26T13:00:00.000Z".into()),
+            entry: e.clone(),
+        };
+        let text = timed.to_line();
+        assert_eq!(
+            text,
+            "{\"ts\":\"2026-11-26T13:00:00.000Z\",\"step\":\"merged\",\"task\":\"1\",\"commit\":\"m1\"}\n"
+        );
+        let old = e.to_line();
+        assert_eq!(
+            Line::parse_all(&format!("{text}{old}")),
+            [
+                timed,
+                Line {
+                    ts: None,
+                    entry: e.clone()
+                }
+            ]
+        );
+        assert_eq!(
+            Entry::parse_all(&text),
+            [e],
+            "a reader of entries alone skips the time"
+        );
     }
 
     #[test]

@@ -8,3 +8,8 @@ pub(super) fn kill_this_process() {
         TerminateProcess(GetCurrentProcess(), 1);
     }
 }
+
+/// Windows: a session is not a process group here; nothing says whether it lives.
+pub(super) fn group_alive(_pid: i32) -> Option<bool> {
+    None
+}
