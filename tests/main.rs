@@ -29,6 +29,7 @@ mod properties;
 mod reviewer;
 mod reviewers;
 mod run;
+mod run_hooks;
 mod run_watch;
 mod security;
 mod sessions;

@@ -150,7 +150,7 @@ impl Repo {
     /// The fake reviewer, made safe for reviews that run at the same time: the shared
     /// fixture keeps the prompt it read in one file beside it, which a second review
     /// would overwrite before the first read its review file's path from it.
-    fn reviewer(&self, fake: &Fake) {
+    pub(crate) fn reviewer(&self, fake: &Fake) {
         let shared = fake.script_text();
         let own = shared
             .replace(
@@ -203,7 +203,7 @@ impl Repo {
         self.taskie(args).output().unwrap()
     }
 
-    fn git(&self, args: &[&str]) -> String {
+    pub(crate) fn git(&self, args: &[&str]) -> String {
         git(&self.work(), args)
     }
 

@@ -62,6 +62,8 @@ mod reviewer;
 mod reviewers;
 #[path = "../run.rs"]
 mod run;
+#[path = "../run_hooks.rs"]
+mod run_hooks;
 #[path = "../run_watch.rs"]
 mod run_watch;
 #[path = "../security.rs"]
