@@ -257,7 +257,9 @@ fn gate_seen(gate: &Path, plan: &str) -> view::GateSeen {
     view::GateSeen {
         reviews: ledger.as_ref().map_or(0, |l| l.plan.reviews),
         cost_usd: ledger.map(|l| l.plan.cost_usd),
-        reviewing: heartbeats(gate).last().is_some_and(|b| b.path == REVIEWING),
+        reviewing: heartbeats(gate)
+            .last()
+            .is_some_and(|b| b.branch == REVIEWING),
         session_alive,
     }
 }
