@@ -846,6 +846,22 @@ fn an_agents_usage_limit_pauses_that_clis_lanes_and_the_run_goes_on_by_itself_af
 }
 
 #[test]
+fn an_agents_usage_limit_in_the_all_code_review_is_waited_out_and_the_review_runs_again() {
+    let repo = Repo::new(ONE);
+    // The all-code review's first session hits claude's limit; "now" is two seconds
+    // before its reset.
+    repo.agent_does(
+        "all",
+        "if [ ! -f \"$here/limited-at\" ]; then date +%s.%N > \"$here/limited-at\"; \
+         echo '{\"type\":\"result\",\"is_error\":true,\"api_error\":\"usage_limit_reached\",\"result\":\"You have hit your limit \u{b7} resets Nov 26, 5:44am (UTC)\"}'; exit 1; fi\n",
+    );
+    let stderr = lands_after_a_paused_all_code_review(&repo, "claude's usage limit");
+    // The second session started after the reset, not at once.
+    let again = repo.time("start", "all");
+    assert!(again - repo.time("limited", "at") >= 2.0, "{stderr}");
+}
+
+#[test]
 fn a_run_of_several_clis_gives_each_at_most_two_sessions_and_honours_a_tasks_agent() {
     let table = "| Id | Title | Status | Agent |\n|-|-|-|-|\n| 1 | A | pending | |\n| 2 | B | pending | |\n| 3 | C | pending | |\n| 4 | D | pending | |\n| 5 | E | pending | |\n| 6 | F | pending | gemini |\n";
     let repo = Repo::new(table);
@@ -1208,6 +1224,54 @@ fn a_reviewers_usage_limit_holds_only_its_task_and_the_run_reviews_it_after_the_
         .count();
     assert_eq!(paused, 1, "{steps:?}");
     assert!(position(&steps, "paused", "1") < position(&steps, "reviewed", "1"));
+}
+
+#[test]
+fn a_reviewers_usage_limit_in_the_all_code_review_is_waited_out_and_the_review_runs_after_it() {
+    let repo = Repo::new(ONE);
+    // The all-code review (its review file says so) hits the limit once.
+    // Its reset has a date, so "now" is two seconds before it (05:45:00).
+    let all_code = REVIEWER_LIMIT_ONCE
+        .replace(
+            "if [ ! -f \"$here/limited\" ]; then",
+            "if [ \"${path#*all-code-review}\" != \"$path\" ] && [ ! -f \"$here/limited\" ]; then",
+        )
+        .replace("resets 5:44am", "resets Nov 26, 5:44am");
+    assert_ne!(all_code, REVIEWER_LIMIT_ONCE);
+    repo.reviewer(&Fake::pass().extra(Box::leak(all_code.into_boxed_str())));
+    // This clock does not move: the review after the wait runs only because the run
+    // lifted the pause it waited out.
+    lands_after_a_paused_all_code_review(&repo, "the reviewer's usage limit");
+}
+
+/// Runs the plan of `repo` with `--land ff`, "now" two seconds before 05:45:00 UTC, and
+/// checks that the all-code review was paused by `limit`, waited out and passed, and the
+/// branch landed on its commit; returns what the run said.
+fn lands_after_a_paused_all_code_review(repo: &Repo, limit: &str) -> String {
+    let out = repo
+        .taskie(&["run", "--json", "--land", "ff"])
+        .env("TASKIE_TEST_NOW", NOW_0544)
+        .env("TZ", "UTC")
+        .output()
+        .unwrap();
+    let report = json_of(&out);
+    let stderr = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "{report}\n{stderr}");
+    assert_eq!(report["outcome"], "done", "{report}\n{stderr}");
+    assert!(
+        stderr.contains(&format!("all-code review: paused: {limit}"))
+            && stderr.contains("the run starts it again then")
+            && stderr.contains("all-code review: the usage limit has reset"),
+        "{stderr}"
+    );
+    let tip = repo.git(&["rev-parse", "taskie/p/integration"]);
+    assert_eq!(
+        report["all_code_review"],
+        Value::String(tip.clone()),
+        "{report}"
+    );
+    assert_eq!(report["landed"], Value::String(tip), "{report}");
+    stderr
 }
 
 #[test]

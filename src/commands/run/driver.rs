@@ -403,20 +403,10 @@ pub fn tasks(ctx: &Context, state: &mut RunState) -> Result<()> {
                     let whose = agent.as_deref().map_or(String::new(), |a| {
                         format!("; no {a} session starts until then")
                     });
-                    let then = match until {
-                        Some(t) if t - crate::clock::now_unix() <= LONGEST_WAIT_SECS => format!(
-                            "until {}{whose}; the run starts it again then",
-                            crate::model::pause::at(*t)
-                        ),
-                        Some(t) => format!(
-                            "until {}{whose}; that is too far to wait for: `taskie run --resume` after it",
-                            crate::model::pause::at(*t)
-                        ),
-                        None => format!(
-                            "with no reset time given{whose}: `taskie run --resume` once the limit resets"
-                        ),
-                    };
-                    ctx.say(&format!("task {task}: paused: {reason}, {then}"));
+                    ctx.say(&format!(
+                        "task {task}: paused: {reason}, {}",
+                        pause_words(*until, &whose)
+                    ));
                 }
                 _ => {}
             }
@@ -454,33 +444,80 @@ pub fn final_review(ctx: &Context, state: &mut RunState) -> Result<bool> {
     if !ctx.checkout.is_ancestor(&tip, &head) {
         git.reset_to(&tip).map_err(|e| e.to_string())?;
     }
-    gate::prepare(ctx, "all", &worktree, Due::AllCode, budget::left(ctx))
-        .map_err(|e| format!("cannot prepare the all-code review: {e}"))?;
-    ctx.say(&format!(
-        "all-code review: session started on {}",
-        short(&tip)
-    ));
-    let before = ctx.checkout.status().unwrap_or_default();
     let agent = ctx.agents[0];
-    let ended = session::run(ctx, "all", &worktree, agent, None);
-    let outside = changed(&before, &ctx.checkout.status().unwrap_or_default());
-    match judge(ctx, "all", agent, &tip, &ended.status, &outside) {
-        Entry::Reviewed { commit, .. } => {
-            if commit != tip {
-                // Fixes the review asked for, committed on top of the tip: a fast-forward.
-                ctx.checkout
-                    .update_ref(&ctx.integration_ref(), &commit, &tip)
-                    .map_err(|e| e.to_string())?;
+    // A usage limit (the agent's or the reviewer's) pauses the review as it pauses a
+    // task: the run waits for a reset it can wait for, then starts the session again in
+    // the same gate (its review cycle where it was).
+    loop {
+        gate::prepare(ctx, "all", &worktree, Due::AllCode, budget::left(ctx))
+            .map_err(|e| format!("cannot prepare the all-code review: {e}"))?;
+        ctx.say(&format!(
+            "all-code review: session started on {}",
+            short(&tip)
+        ));
+        let before = ctx.checkout.status().unwrap_or_default();
+        let ended = session::run(ctx, "all", &worktree, agent, None);
+        let outside = changed(&before, &ctx.checkout.status().unwrap_or_default());
+        return match judge(ctx, "all", agent, &tip, &ended.status, &outside) {
+            Entry::Reviewed { commit, .. } => {
+                if commit != tip {
+                    // Fixes the review asked for, committed on top of the tip: a fast-forward.
+                    ctx.checkout
+                        .update_ref(&ctx.integration_ref(), &commit, &tip)
+                        .map_err(|e| e.to_string())?;
+                }
+                ctx.say(&format!("all-code review passed on {}", short(&commit)));
+                ctx.record(state, Entry::FinalPassed { commit })?;
+                Ok(true)
             }
-            ctx.say(&format!("all-code review passed on {}", short(&commit)));
-            ctx.record(state, Entry::FinalPassed { commit })?;
-            Ok(true)
+            Entry::Blocked { reason, .. } => {
+                ctx.say(&format!("all-code review: {reason}"));
+                Ok(false)
+            }
+            Entry::Paused {
+                until,
+                reason,
+                agent: whose,
+                ..
+            } => {
+                ctx.say(&format!(
+                    "all-code review: paused: {reason}, {}",
+                    pause_words(until, "")
+                ));
+                match until.map(|t| t - crate::clock::now_unix()) {
+                    Some(secs) if secs <= LONGEST_WAIT_SECS => {
+                        std::thread::sleep(Duration::from_secs(u64::try_from(secs).unwrap_or(0)));
+                        ctx.say("all-code review: the usage limit has reset");
+                        // A reviewer's pause waited out is lifted, as for a task.
+                        if whose.is_none() {
+                            gate::lift_pause(ctx, "all").map_err(|e| {
+                                format!("cannot lift the pause of the all-code review's gate: {e}")
+                            })?;
+                        }
+                        continue;
+                    }
+                    _ => Ok(false),
+                }
+            }
+            _ => Ok(false),
+        };
+    }
+}
+
+/// When a paused session starts again, as the run says it: `until <time><whose>; …`.
+fn pause_words(until: Option<i64>, whose: &str) -> String {
+    match until {
+        Some(t) if t - crate::clock::now_unix() <= LONGEST_WAIT_SECS => format!(
+            "until {}{whose}; the run starts it again then",
+            crate::model::pause::at(t)
+        ),
+        Some(t) => format!(
+            "until {}{whose}; that is too far to wait for: `taskie run --resume` after it",
+            crate::model::pause::at(t)
+        ),
+        None => {
+            format!("with no reset time given{whose}: `taskie run --resume` once the limit resets")
         }
-        Entry::Blocked { reason, .. } => {
-            ctx.say(&format!("all-code review: {reason}"));
-            Ok(false)
-        }
-        _ => Ok(false),
     }
 }
 
