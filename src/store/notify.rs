@@ -330,11 +330,14 @@ fn log_line(log: &Path, event: Kind, outcome: &str) {
         "event": <&str>::from(event),
         "notifier": outcome,
     });
+    // One write of the whole line: `writeln!` on a File writes it in pieces, which a
+    // reader (or another hook appending at the same moment) could see half done.
+    let line = format!("{line}\n");
     let _ = std::fs::OpenOptions::new()
         .create(true)
         .append(true)
         .open(log)
-        .and_then(|mut f| writeln!(f, "{line}"));
+        .and_then(|mut f| f.write_all(line.as_bytes()));
 }
 
 #[cfg(unix)]
