@@ -187,13 +187,13 @@ fn a_journal_written_before_times_still_shows_its_lanes_without_elapsed_time() {
     let repo = Repo::new(ONE);
     assert!(repo.run(&["run"]).status.success());
     let runs = repo.work().join(".taskie/runs");
-    let dir = std::fs::read_dir(&runs)
+    // The run's directory, whichever order the file system lists `runs/` in (it holds the
+    // runs' lock files too).
+    let journal = std::fs::read_dir(&runs)
         .unwrap()
-        .next()
-        .unwrap()
-        .unwrap()
-        .path();
-    let journal = dir.join("journal.jsonl");
+        .map(|e| e.unwrap().path().join("journal.jsonl"))
+        .find(|j| j.is_file())
+        .expect("a run directory with its journal");
     let old: String = std::fs::read_to_string(&journal)
         .unwrap()
         .lines()
