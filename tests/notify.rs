@@ -2,6 +2,7 @@
 //! with one JSON event on stdin, for what needs a person; a notifier that fails or hangs
 //! is logged and never changes the stop's answer.
 
+use crate::support::processes::{KILL_MARK, eventually, marked, marker};
 use crate::support::{Fake, Project, due, write_executable};
 use serde_json::{Value, json};
 use std::path::Path;
@@ -45,7 +46,10 @@ fn a_hard_stop_is_notified_once_however_often_the_agent_stops_after_it() {
         .state(json!({"next_phase": "plan-review", "max_reviews": 1}))
         .reviewer(&Fake::fail());
     let notifier = recording_notifier(&p);
-    let p = p.env("TASKIE_NOTIFY", &notifier);
+    // Marks every notifier the stops start: the supervisors are spawned before each hook
+    // exits, so once none is left every notification sent has been written and logged.
+    let mark = marker();
+    let p = p.env("TASKIE_NOTIFY", &notifier).env(KILL_MARK, &mark);
     assert!(p.stop().is_block(), "review #1 fails and blocks");
     let p = p.file("plan-post-review-1.md", "addressed\n");
     for _ in 0..3 {
@@ -53,15 +57,13 @@ fn a_hard_stop_is_notified_once_however_often_the_agent_stops_after_it() {
         assert!(!run.is_block());
         assert!(run.message().contains("max_reviews"), "{}", run.message());
     }
+    assert!(
+        eventually(Duration::from_secs(20), || marked(&mark).is_empty()),
+        "notifiers still running: {:?}",
+        marked(&mark)
+    );
     let got = lines(&p.root().join("got.jsonl"), 1);
-    // Every notifier of these stops was started before its stop answered; once the first
-    // one's run is logged, a moment more for a second one's output, then read what is there
-    // (no waiting for a second line that should never come).
-    lines(&p.logs().join("notify.log"), 1);
-    std::thread::sleep(Duration::from_millis(300));
-    let got_after = lines(&p.root().join("got.jsonl"), 1);
     assert_eq!(got.len(), 1, "{got:?}");
-    assert_eq!(got_after.len(), 1, "{got_after:?}");
     let n = &got[0];
     assert_eq!(n["event"], "hard-stop");
     assert_eq!(
@@ -73,6 +75,7 @@ fn a_hard_stop_is_notified_once_however_often_the_agent_stops_after_it() {
         "{n}"
     );
     let log = lines(&p.logs().join("notify.log"), 1);
+    assert_eq!(log.len(), 1, "{log:?}");
     assert_eq!(log[0]["notifier"], "ok", "{log:?}");
 }
 

@@ -1209,10 +1209,12 @@ fn an_agents_limit_with_no_reset_time_ends_the_run_partial_saying_how_to_resume(
     assert_eq!(repo.merges_of("1"), 1);
 }
 
-/// The fake reviewer's first review: Claude Code's usage limit, resetting at 05:44 UTC
-/// (so at 05:45:00); every later review runs.
+/// The fake reviewer's first review: Claude Code's usage limit, resetting on Nov 26 at
+/// 05:44 UTC (so at 05:45:00); every later review runs. Dated, so the reset is read as
+/// that minute's end: an undated time within the current minute waits a whole minute
+/// more, which would only make the test slower.
 const REVIEWER_LIMIT_ONCE: &str = "if [ ! -f \"$here/limited\" ]; then touch \"$here/limited\"; \
-    echo '{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":true,\"api_error_status\":429,\"api_error\":\"usage_limit_reached\",\"result\":\"You have hit your 5-hour limit \u{b7} resets 5:44am (UTC)\",\"total_cost_usd\":0}'; \
+    echo '{\"type\":\"result\",\"subtype\":\"success\",\"is_error\":true,\"api_error_status\":429,\"api_error\":\"usage_limit_reached\",\"result\":\"You have hit your weekly limit \u{b7} resets Nov 26, 5:44am (UTC)\",\"total_cost_usd\":0}'; \
     exit 1; fi";
 
 #[test]
