@@ -119,9 +119,15 @@ fn a_stop_with_nothing_for_a_person_runs_no_notifier() {
         .state(due("plan-review"))
         .reviewer(&Fake::fail());
     let notifier = recording_notifier(&p);
-    let p = p.env("TASKIE_NOTIFY", &notifier);
+    let mark = marker();
+    let p = p.env("TASKIE_NOTIFY", &notifier).env(KILL_MARK, &mark);
     assert!(p.stop().is_block());
-    std::thread::sleep(Duration::from_millis(500));
+    // A notifier the stop started would still be running, or would have written.
+    assert!(
+        eventually(Duration::from_secs(20), || marked(&mark).is_empty()),
+        "{:?}",
+        marked(&mark)
+    );
     assert!(!p.root().join("got.jsonl").exists());
     assert!(!p.logs().join("notify.log").exists());
 }
