@@ -8,10 +8,10 @@
 //! runs (`kill -9` of the hook), the reviewer's whole tree dies too. How each platform
 //! keeps those promises is in `process/unix.rs` and `process/windows.rs`.
 //!
-//! Watching the reviewer ([`Watch`]): on Linux, one `poll` on the calling thread over its
-//! two output pipes and a pidfd (`process/pidfd.rs`). Elsewhere (or where `pidfd_open` is
-//! refused), three helper threads: two read stdout and stderr, one waits for the leader's
-//! exit. Both leave the leader unreaped until the end. Decision: not `wait-timeout`,
+//! Watching the reviewer ([`Waits`]): three helper threads, two reading stdout and stderr
+//! and one waiting for the leader's exit, on every platform. The leader is left unreaped
+//! until the end. (A Linux watch with one `poll` over the pipes and a pidfd saved no
+//! measurable share of a review and was retired: docs/performance.md.) Decision: not `wait-timeout`,
 //! which reaps the leader when it returns and installs a process-wide SIGCHLD handler; an
 //! unreaped leader keeps its pid, so its process group cannot be reused by an unrelated
 //! one before the last signal.
@@ -35,20 +35,12 @@ mod os;
 #[cfg(windows)]
 #[path = "process/windows.rs"]
 mod os;
-// Watching without helper threads, where the system offers a way.
-#[cfg(target_os = "linux")]
-#[path = "process/pidfd.rs"]
-mod poll;
-#[cfg(not(target_os = "linux"))]
-#[path = "process/no_poll.rs"]
-mod poll;
 // What an npm `.cmd` shim starts (Windows); read on every platform by its tests.
 #[cfg(any(windows, test))]
 #[path = "process/shim.rs"]
 mod shim;
 
 pub(crate) use os::reset_child_signal;
-use poll::Polled;
 
 /// Time the group gets between SIGTERM and SIGKILL: long enough for a CLI to flush and exit,
 /// short enough to stay well inside the hook's own timeout.
@@ -131,28 +123,6 @@ pub struct Captured {
 /// Must be called on a thread that stays alive for the whole call (it does, since the call
 /// blocks): on Linux the parent-death signal is tied to the thread that forked.
 pub fn run(spec: &Spec) -> io::Result<Captured> {
-    run_watched(spec, Watch::BEST)
-}
-
-/// How [`run`] learns of the reviewer's output and exit.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Watch {
-    /// Linux: the pipes and a pidfd in one `poll` on the calling thread (`process/pidfd.rs`).
-    Poll,
-    /// Three helper threads (two pipe readers and an exit waiter) reporting on a channel.
-    /// Linux watches this way only where it has no pidfd, and in tests.
-    Threads,
-}
-
-impl Watch {
-    const BEST: Watch = if poll::AVAILABLE {
-        Watch::Poll
-    } else {
-        Watch::Threads
-    };
-}
-
-fn run_watched(spec: &Spec, watch: Watch) -> io::Result<Captured> {
     let started = Instant::now();
     let (mut child, tree) = os::start(spec, || command(spec))?;
     crate::store::atomic::pause_point("after-reviewer-spawn", std::path::Path::new(spec.label));
@@ -160,7 +130,7 @@ fn run_watched(spec: &Spec, watch: Watch) -> io::Result<Captured> {
     let deadline = Instant::now().checked_add(spec.timeout);
     let pid = child.id();
 
-    let mut w = match Waits::start(&mut child, spec, watch) {
+    let mut w = match Waits::start(&mut child, spec) {
         Ok(w) => w,
         Err(e) => {
             // Could not start the helper threads: don't leave the child running unobserved.
@@ -351,12 +321,7 @@ impl Heard {
 /// The reviewer under watch.
 struct Waits {
     heard: Heard,
-    by: By,
-}
-
-enum By {
-    Poll(Polled),
-    Threads(Threaded),
+    threads: Threaded,
 }
 
 /// What one wait for news brought.
@@ -370,33 +335,18 @@ enum News {
 }
 
 impl Waits {
-    /// Starts watching `child`: with `watch`, or with threads where polling cannot start.
-    fn start(child: &mut Child, spec: &Spec, watch: Watch) -> io::Result<Waits> {
+    /// Starts watching `child`.
+    fn start(child: &mut Child, spec: &Spec) -> io::Result<Waits> {
         let mut heard = Heard::default();
-        if watch == Watch::Poll
-            && let Some(polled) = Polled::start(child, spec, &mut heard)
-        {
-            return Ok(Waits {
-                heard,
-                by: By::Poll(polled),
-            });
-        }
-        let threaded = Threaded::start(child, spec, &mut heard)?;
-        Ok(Waits {
-            heard,
-            by: By::Threads(threaded),
-        })
+        let threads = Threaded::start(child, spec, &mut heard)?;
+        Ok(Waits { heard, threads })
     }
 
     /// Takes in news until `done` holds (true) or the deadline passes (false); `None` means
     /// no deadline. Reacts to news as it comes.
     fn wait_until(&mut self, deadline: Option<Instant>, done: impl Fn(&Heard) -> bool) -> bool {
         while !done(&self.heard) {
-            let news = match &mut self.by {
-                By::Poll(p) => p.next(deadline, &mut self.heard),
-                By::Threads(t) => t.next(deadline, &mut self.heard),
-            };
-            match news {
+            match self.threads.next(deadline, &mut self.heard) {
                 News::Some => {}
                 News::TimedOut => return done(&self.heard),
                 News::Silent => return false,
@@ -407,10 +357,8 @@ impl Waits {
 
     /// The captured output, stdout then stderr, each with whether it was cut.
     fn finish(self) -> [(Vec<u8>, bool); 2] {
-        match self.by {
-            By::Poll(mut p) => p.take(),
-            By::Threads(t) => [lock(&t.captures[0]).take(), lock(&t.captures[1]).take()],
-        }
+        let t = self.threads;
+        [lock(&t.captures[0]).take(), lock(&t.captures[1]).take()]
     }
 }
 
@@ -425,7 +373,7 @@ fn time_left(deadline: Option<Instant>) -> Result<Option<Duration>, ()> {
     }
 }
 
-/// Anywhere: helper threads reporting on a channel.
+/// Helper threads reporting on a channel.
 struct Threaded {
     rx: Receiver<Event>,
     captures: [Arc<Mutex<Capture>>; 2],
@@ -627,25 +575,21 @@ mod tests {
         }
     }
 
-    /// Runs `spec` watched each way in turn, so every check holds for both.
+    /// Runs `spec` and checks what it captured.
     fn each_watch(spec: &Spec, check: impl Fn(Captured)) {
-        for watch in [Watch::Poll, Watch::Threads] {
-            let out = run_watched(spec, watch)
-                .unwrap_or_else(|e| panic!("{watch:?}: could not run the reviewer: {e}"));
-            check(out);
-        }
+        let out = run(spec).unwrap_or_else(|e| panic!("could not run the reviewer: {e}"));
+        check(out);
     }
 
     #[cfg(target_os = "linux")]
     #[test]
-    fn linux_watches_a_reviewer_with_a_pidfd_on_its_own_thread() {
+    fn the_watch_sees_the_exit_and_both_ends_and_leaves_the_leader_unreaped() {
         let mut child = Command::new("true")
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
             .unwrap();
-        let mut w = Waits::start(&mut child, &sh(""), Watch::BEST).unwrap();
-        assert!(matches!(w.by, By::Poll(_)), "no helper thread on Linux");
+        let mut w = Waits::start(&mut child, &sh("")).unwrap();
         let deadline = after(Duration::from_secs(10));
         assert!(
             w.wait_until(deadline, Heard::over),
