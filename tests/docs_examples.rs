@@ -294,3 +294,55 @@ fn every_file_the_docs_and_comments_name_exists() {
         missing.join("\n")
     );
 }
+
+/// The variables `taskie-hook --help` lists (generated from the one table in the code)
+/// each have a row in docs/configuration.md, with the same default where the help names
+/// one, so the page a user reads cannot drift from what the binary reads.
+#[test]
+fn every_variable_the_hook_reads_has_its_row_and_default_in_the_configuration_doc() {
+    let help = std::process::Command::new(assert_cmd::cargo::cargo_bin("taskie-hook"))
+        .arg("--help")
+        .output()
+        .unwrap();
+    let help = String::from_utf8(help.stdout).unwrap();
+    let section = help
+        .split_once("Environment:\n")
+        .expect("an Environment section")
+        .1;
+    // Entries start at two spaces and a name; wrapped meanings continue below them.
+    let mut vars: Vec<(String, String)> = Vec::new();
+    for line in section.lines() {
+        let starts_entry = line.starts_with("  ") && !line.starts_with("   ");
+        match (starts_entry, vars.last_mut()) {
+            (true, _) => {
+                let (name, meaning) = line.trim().split_once(' ').unwrap();
+                vars.push((name.to_string(), meaning.trim().to_string()));
+            }
+            (false, Some((_, meaning))) => {
+                meaning.push(' ');
+                meaning.push_str(line.trim());
+            }
+            (false, None) => {}
+        }
+    }
+    assert!(vars.len() >= 10, "{section}");
+    let doc = std::fs::read_to_string(
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/configuration.md"),
+    )
+    .unwrap();
+    for (name, meaning) in vars {
+        let row = doc
+            .lines()
+            .find(|l| l.starts_with(&format!("| `{name}` |")))
+            .unwrap_or_else(|| panic!("docs/configuration.md has no row for {name}"));
+        let default = meaning
+            .strip_suffix(')')
+            .and_then(|m| m.rsplit_once("(default: "))
+            .map(|(_, d)| d)
+            .filter(|d| !d.contains(' '));
+        if let Some(d) = default {
+            let column = row.split('|').nth(2).unwrap().trim();
+            assert_eq!(column, format!("`{d}`"), "{name}'s default: {row}");
+        }
+    }
+}
