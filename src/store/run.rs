@@ -7,12 +7,12 @@ use crate::model::run::view::{self, RunView};
 use serde::{Deserialize, Serialize};
 use std::io::Write;
 
-// Dying at once, as a `kill -9` does, differs per platform (test builds only: the kill
-// point below).
-#[cfg(all(unix, debug_assertions))]
+// Per platform: whether a session's process group lives, and dying at once as a
+// `kill -9` does (test builds only: the kill point below).
+#[cfg(unix)]
 #[path = "run/unix.rs"]
 mod os;
-#[cfg(all(windows, debug_assertions))]
+#[cfg(windows)]
 #[path = "run/windows.rs"]
 mod os;
 use std::path::{Path, PathBuf};

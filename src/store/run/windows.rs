@@ -1,6 +1,7 @@
 //! Windows: the process terminated by the system, as `taskkill /f` does: no code of ours
 //! runs after it.
 
+#[cfg(debug_assertions)]
 pub(super) fn kill_this_process() {
     use windows_sys::Win32::System::Threading::{GetCurrentProcess, TerminateProcess};
     // SAFETY: the pseudo handle of the current process is always valid.
