@@ -10,25 +10,9 @@ use crate::model::claim::{
 };
 use crate::store::git::{Git, Lease, Pushed};
 
-/// Why a claim operation could not be carried out at all (as opposed to being lost).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Error(pub String);
-
-impl std::fmt::Display for Error {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(&self.0)
-    }
-}
-
-impl std::error::Error for Error {}
-
-impl From<crate::store::git::GitError> for Error {
-    fn from(e: crate::store::git::GitError) -> Error {
-        Error(e.0)
-    }
-}
-
-pub type Result<T> = std::result::Result<T, Error>;
+/// Why a claim operation could not be carried out at all (as opposed to being lost): a
+/// git failure, in git's words, as every other git operation reports it.
+pub use crate::store::git::{GitError as Error, Result};
 
 /// What the remote decided about a push.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -103,7 +87,7 @@ impl Remote {
 
     fn write(&self, claim: &Claim, parent: Option<&str>) -> Result<String> {
         let parents: Vec<&str> = parent.into_iter().collect();
-        Ok(self.git.commit_empty(&claim.message(), &parents)?)
+        self.git.commit_empty(&claim.message(), &parents)
     }
 
     /// Pushes `leases` all or none; `Won(ours)` when they happened.
