@@ -65,7 +65,7 @@ fn main() {
     let mut times: Vec<Duration> = Vec::new();
     for _ in 0..ROUNDS {
         let t = Instant::now();
-        let before = worktree_check::note(&project);
+        let before = worktree_check::note(&project, "p", "plan-review-1.md");
         let report = worktree_check::compare(&project, before, &diff);
         times.push(t.elapsed());
         assert!(

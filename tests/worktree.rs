@@ -25,12 +25,9 @@ fn read(p: &Project, rel: &str) -> String {
     std::fs::read_to_string(p.root().join(rel)).unwrap()
 }
 
-#[test]
-fn a_reviewer_that_changes_a_tracked_file_has_its_verdict_voided_and_the_change_named() {
-    let p = repo(Project::new().plan("p").state(due("plan-review"))).reviewer(
-        &Fake::pass()
-            .extra("echo 'pub fn g() {}' >> src/lib.rs; echo three >> notes.md; mkdir -p out; echo log > out/test.log"),
-    );
+/// Stops once and checks that the review was void: no block, its verdict not counted.
+/// The answer, for the test's own checks.
+fn stop_void(p: &Project) -> String {
     let run = p.stop();
     let message = run.message();
     assert!(
@@ -38,13 +35,23 @@ fn a_reviewer_that_changes_a_tracked_file_has_its_verdict_voided_and_the_change_
         "a void review never blocks: {}",
         run.stdout
     );
+    assert!(message.contains("its verdict does not count"), "{message}");
+    message
+}
+
+#[test]
+fn a_reviewer_that_changes_a_tracked_file_has_its_verdict_voided_and_the_change_named() {
+    let p = repo(Project::new().plan("p").state(due("plan-review"))).reviewer(
+        &Fake::pass()
+            .extra("echo 'pub fn g() {}' >> src/lib.rs; echo three >> notes.md; mkdir -p out; echo log > out/test.log"),
+    );
+    let message = stop_void(&p);
     assert!(
         message.contains(
             "notes.md (tracked, modified), out/test.log (untracked, added), src/lib.rs (tracked, modified)"
         ),
         "{message}"
     );
-    assert!(message.contains("its verdict does not count"), "{message}");
     assert!(message.contains("Nothing was reverted"), "{message}");
     let s = p.state_json();
     assert_eq!(
@@ -146,12 +153,9 @@ fn a_panel_whose_claude_member_changes_a_tracked_file_is_void_as_a_whole() {
     let p = repo(Project::new().plan("p").state(state))
         .reviewer(&Fake::pass().extra("echo '// tampered' >> src/lib.rs"))
         .codex(&Vendor::pass());
-    let run = p.stop();
-    let message = run.message();
-    assert!(!run.is_block(), "{}", run.stdout);
+    let message = stop_void(&p);
     assert!(
-        message.contains("src/lib.rs (tracked, modified)")
-            && message.contains("its verdict does not count"),
+        message.contains("src/lib.rs (tracked, modified)"),
         "{message}"
     );
     let s = p.state_json();
@@ -306,4 +310,181 @@ fn where_bubblewrap_cannot_start_the_reviewer_runs_without_the_sandbox_and_the_r
         )
     );
     assert!(p.read("plan-review-1.md").contains("\n> Sandbox: "));
+}
+
+/// Another session working in the same checkout changes a tracked file while this
+/// session's review runs. The hook cannot tell who wrote it: the verdict judged work that
+/// changed under it, so it is void (retried at the next stop), and the texts say the
+/// change may be the other session's, never that the reviewer made it.
+#[test]
+fn a_tracked_file_another_session_changes_during_the_review_voids_it_without_blaming_the_reviewer()
+{
+    // The reviewer announces it runs, then waits until the other session has written.
+    let p =
+        repo(Project::new().plan("p").state(due("plan-review"))).reviewer(&Fake::pass().extra(
+            "touch \"$here/reviewing\"; while [ ! -e \"$here/written\" ]; do sleep 0.05; done",
+        ));
+    let (reviewing, written) = (
+        p.reviewer_dir().join("reviewing"),
+        p.reviewer_dir().join("written"),
+    );
+    let lib = p.root().join("src/lib.rs");
+    let other_session = std::thread::spawn(move || {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+        while !reviewing.exists() {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the reviewer never started"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        std::fs::write(&lib, "pub fn f() { /* the other session's edit */ }\n").unwrap();
+        std::fs::write(&written, "").unwrap();
+    });
+    let message = stop_void(&p);
+    other_session.join().unwrap();
+    assert!(
+        message.contains("src/lib.rs (tracked, modified)"),
+        "{message}"
+    );
+    assert!(
+        message.contains("or by another session working in this checkout"),
+        "the change may be the other session's: {message}"
+    );
+    assert!(
+        !message.contains("changed what git tracks while it reviewed"),
+        "the reviewer is not blamed for what it may not have done: {message}"
+    );
+    assert_eq!(
+        read(&p, "src/lib.rs"),
+        "pub fn f() { /* the other session's edit */ }\n",
+        "the other session's work is kept"
+    );
+    let s = p.state_json();
+    assert_eq!(
+        (&s["review_failures"], &s["consecutive_clean"]),
+        (&json!(1), &json!(0)),
+        "void: a failed attempt, retried at the next stop"
+    );
+}
+
+/// `.taskie` in a subdirectory of the repository (a project in a monorepo): the reviewer
+/// works from that subdirectory, but the work it reviews is the repository's, so a
+/// tracked file above the project counts as much as one inside it. Another project's
+/// `.taskie` (its own hook writes there) is not the reviewed work.
+#[test]
+fn in_a_project_below_the_repositorys_top_a_change_anywhere_in_the_repository_is_seen() {
+    let p = Project::new()
+        .plan("p")
+        .state(due("plan-review"))
+        .reviewer(&Fake::fail().extra(
+            "echo tampered >> ../lib/top.rs; echo built > out.txt; echo other > ../other/.taskie/state.json",
+        ));
+    let top = p.root().parent().unwrap().to_path_buf();
+    std::fs::create_dir_all(top.join("lib")).unwrap();
+    std::fs::create_dir_all(top.join("other/.taskie")).unwrap();
+    std::fs::write(top.join("lib/top.rs"), "pub fn top() {}\n").unwrap();
+    std::fs::write(top.join("other/.taskie/state.json"), "{}\n").unwrap();
+    std::fs::write(top.join(".gitignore"), "/reviewer/\n").unwrap();
+    git(&top, &["init", "-q"]);
+    git(&top, &["add", "-A"]);
+    git(&top, &["commit", "-q", "-m", "start"]);
+    stop_void(&p);
+    let e = p.last_event();
+    assert_eq!(
+        e["worktree"]["changed"],
+        json!([
+            {"path": "lib/top.rs", "tracked": true, "what": "modified"},
+            {"path": "project/out.txt", "tracked": false, "what": "added"},
+        ]),
+        "paths from the repository's top; the project's and other projects' .taskie left out"
+    );
+    let diff =
+        std::fs::read_to_string(p.root().join(e["worktree"]["diff"].as_str().unwrap())).unwrap();
+    assert!(diff.contains("+tampered"), "{diff}");
+}
+
+/// File names git would read as patterns or magic, or that hold spaces and newlines, are
+/// named as they are and their diffs are theirs alone.
+#[test]
+fn files_with_spaces_newlines_and_pattern_characters_in_their_names_are_named_and_diffed_exactly() {
+    let names = [
+        "a b.rs",
+        "odd\nname.rs",
+        ":!magic.rs",
+        "star*.rs",
+        "starry.rs",
+    ];
+    let p = repo(Project::new().plan("p").state(due("plan-review"))).reviewer(&Fake::fail().extra(
+        "echo changed >> 'a b.rs'; echo changed >> \"$(printf 'odd\\nname.rs')\"; \
+         echo changed >> ':!magic.rs'; echo changed >> 'star*.rs'",
+    ));
+    for n in names {
+        std::fs::write(p.root().join(n), format!("{n:?} before\n")).unwrap();
+    }
+    git(&p.root(), &["add", "-A"]);
+    git(&p.root(), &["commit", "-q", "-m", "odd names"]);
+    std::fs::write(
+        p.root().join("starry.rs"),
+        "the agent's own uncommitted work\n",
+    )
+    .unwrap();
+    stop_void(&p);
+    let e = p.last_event();
+    let changed: Vec<&str> = e["worktree"]["changed"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        changed,
+        [":!magic.rs", "a b.rs", "odd\nname.rs", "star*.rs"]
+    );
+    let diff =
+        std::fs::read_to_string(p.root().join(e["worktree"]["diff"].as_str().unwrap())).unwrap();
+    assert_eq!(diff.matches("+changed").count(), 4, "{diff}");
+    assert!(
+        !diff.contains("the agent's own") && !diff.contains("notes.md"),
+        "only the changed files' diffs: {diff}"
+    );
+}
+
+/// Without a git program the comparison cannot be made: the review stands and the event
+/// says why.
+#[test]
+fn without_a_git_program_the_review_stands_and_the_event_says_the_check_was_skipped() {
+    let bin = tempfile::tempdir().unwrap();
+    for tool in ["sh", "sed", "cat", "env", "dirname", "mkdir"] {
+        let found = which::which(tool).unwrap();
+        std::os::unix::fs::symlink(found, bin.path().join(tool)).unwrap();
+    }
+    let p = repo(Project::new().plan("p").state(due("plan-review")))
+        .reviewer(&Fake::fail().extra("echo tampered >> src/lib.rs"))
+        .env("PATH", bin.path().to_str().unwrap());
+    let reason = p.stop().reason();
+    assert!(
+        reason.contains("Verdict: FAIL"),
+        "the review stands: {reason}"
+    );
+    assert_eq!(
+        p.last_event()["worktree"],
+        json!({"skipped": "no git program"})
+    );
+}
+
+/// The plan is the work a plan review judges: a reviewer that edits the plan's own files
+/// has its verdict voided, while its review file and Taskie's files beside them are not
+/// changes.
+#[test]
+fn a_reviewer_that_edits_the_plan_it_reviews_has_its_verdict_voided() {
+    let p = repo(Project::new().plan("p").state(due("plan-review")))
+        .reviewer(&Fake::pass().extra("echo 'Step 3: none' >> .taskie/plans/p/plan.md"));
+    stop_void(&p);
+    assert_eq!(
+        p.last_event()["worktree"]["changed"],
+        json!([{"path": ".taskie/plans/p/plan.md", "tracked": true, "what": "modified"}]),
+        "the plan is named; the review file and state.json are not"
+    );
+    assert_eq!(p.state_json()["consecutive_clean"], json!(0));
 }

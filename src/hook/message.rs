@@ -201,9 +201,10 @@ pub fn worktree(report: &crate::model::worktree::Report) -> Option<String> {
             .map(|(b, a)| format!(" (`git log {b}..{a}` shows the commits)"))
             .unwrap_or_default();
         format!(
-            "While the review ran, the project changed in git: {}{diff}{head}. A commit, a staged \
-             change or a change to a file git tracks voids the review: its verdict is not counted. \
-             Nothing was reverted: check each change, keep or undo it, then stop again.",
+            "While the review ran, the project changed in git ({}): {}{diff}{head}. A commit, a \
+             staged change or a change to a file git tracks voids the review: its verdict is not \
+             counted. Nothing was reverted: check each change, keep or undo it, then stop again.",
+            crate::model::worktree::WHO,
             report.what()
         )
     } else {

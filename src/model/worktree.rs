@@ -3,7 +3,43 @@
 //! comparison means for the verdict. Pure: `reviewer/worktree_check.rs` asks git and reads
 //! the files.
 
+use crate::model::plan_file;
 use serde::Serialize;
+
+/// Which of the repository's paths are the reviewed work: all of them, wherever the project
+/// lies in the repository, but Taskie's own directories (`.taskie` anywhere: states,
+/// ledgers and logs, and other projects' and other plans' files, which other sessions
+/// write) — except the reviewed plan's own files (its plan, tasks and answers, which a
+/// plan or tasks review judges), less the review file the reviewer writes and Taskie's
+/// files beside them.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Scope {
+    /// The reviewed plan's directory from the repository's top, ending in `/`.
+    plan_dir: String,
+    review_file: String,
+}
+
+impl Scope {
+    /// `prefix`: the project directory from the repository's top (`git rev-parse
+    /// --show-prefix`: empty at the top, else ending in `/`).
+    pub fn new(prefix: &str, plan: &str, review_file: &str) -> Scope {
+        Scope {
+            plan_dir: format!("{prefix}{}/", plan_file::rel_dir(plan)),
+            review_file: review_file.to_string(),
+        }
+    }
+
+    /// Whether a change to `path` (from the repository's top) is a change to the work.
+    pub fn holds(&self, path: &str) -> bool {
+        if let Some(name) = path.strip_prefix(&self.plan_dir) {
+            return !name.contains('/')
+                && name != self.review_file
+                && !plan_file::TASKIE_FILES.contains(&name)
+                && !plan_file::is_leftover(name);
+        }
+        !path.split('/').any(|part| part == ".taskie")
+    }
+}
 
 /// One file as `git status` listed it around a review (or, after the review, a file it
 /// listed before): its path from the repository's top, whether git tracks it, and a
@@ -201,10 +237,11 @@ impl Report {
         words.join(", ")
     }
 
-    /// Why the verdict does not count, for the failure reason.
+    /// Why the verdict does not count, for the failure reason. The hook cannot tell who
+    /// made the change: the reviewer, or another session working in the same checkout.
     pub fn void_reason(&self) -> String {
         format!(
-            "changed what git tracks while it reviewed it, so its verdict does not count: {}",
+            "the work changed in git while it ran ({WHO}), so its verdict does not count: {}",
             self.what()
         )
     }
@@ -238,6 +275,9 @@ impl Report {
         lines
     }
 }
+
+/// Who may have changed the work during a review: the hook cannot tell which.
+pub const WHO: &str = "by the reviewer, or by another session working in this checkout";
 
 /// How many changed files a text names; the diff and the event have them all.
 pub const NAMED: usize = 10;
@@ -391,6 +431,36 @@ mod tests {
               index before and after still applied."
             ]
         );
+    }
+
+    #[test]
+    fn the_work_is_the_whole_repository_but_taskies_directories_and_the_plans_own_files_are_in_it()
+    {
+        let s = Scope::new("app/", "p", "plan-review-1.md");
+        for work in [
+            "src/lib.rs",
+            "app/main.rs",
+            "app/.taskie/plans/p/plan.md",
+            "app/.taskie/plans/p/task-1.md",
+            "app/.taskie/plans/p/plan-post-review-1.md",
+        ] {
+            assert!(s.holds(work), "{work}");
+        }
+        for taskies in [
+            ".taskie/plans/p/plan.md",
+            "app/.taskie/plans/p/plan-review-1.md",
+            "app/.taskie/plans/p/state.json",
+            "app/.taskie/plans/p/findings.json",
+            "app/.taskie/plans/p/.taskie-tmp-1",
+            "app/.taskie/plans/p/sub/x.md",
+            "app/.taskie/plans/q/plan.md",
+            "app/.taskie/logs/events.jsonl",
+            "other/.taskie/plans/p/state.json",
+            ".taskie",
+        ] {
+            assert!(!s.holds(taskies), "{taskies}");
+        }
+        assert!(Scope::new("", "p", "r.md").holds(".taskie/plans/p/plan.md"));
     }
 
     #[test]

@@ -71,7 +71,7 @@ pub fn review(
     config: &Config,
     run: &Start,
 ) -> (ReviewRun, Report) {
-    let before = worktree_check::note(project);
+    let before = worktree_check::note(project, f.plan, &due.review_file);
     let mut done = review_once(project, f, due, config, run);
     let diff = project.logs().join(format!(
         "worktree-{}-{}-{}-{}.diff",

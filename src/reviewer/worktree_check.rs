@@ -1,12 +1,12 @@
 //! The git side of "the reviewer cannot change the work it reviews" (SPEC §8): before a
-//! review, the project's uncommitted files (tracked and changed, or untracked and not
+//! review, the repository's uncommitted files (tracked and changed, or untracked and not
 //! ignored) as `git status` lists them, with their contents' fingerprints, and HEAD and the
 //! index entries that differ from HEAD's, from the same `git status`; after it, the same
 //! again, compared by `model::worktree`, and the changes' diff saved in the logs.
-//! `.taskie/` is left out: the reviewer writes its review file there, the hook its state.
-//! Nothing is reverted: another session may be working in the same checkout.
+//! Taskie's own directories are left out, all but the reviewed plan's files
+//! ([`Scope`]). Nothing is reverted: another session may be working in the same checkout.
 
-use crate::model::worktree::{Git, Report, Seen, What};
+use crate::model::worktree::{Git, Report, Scope, Seen, What};
 use crate::reviewer::process::{self, Ending};
 use crate::store::atomic;
 use crate::store::project::Project;
@@ -38,19 +38,31 @@ pub enum Before {
 pub struct Noted {
     /// The repository's top directory: `git status` paths are relative to it.
     top: PathBuf,
+    scope: Scope,
     seen: Vec<Seen>,
     git: Git,
     /// The contents of short files, for the diff of a change to them.
     kept: HashMap<String, Vec<u8>>,
 }
 
-/// Notes the project's uncommitted files before a review.
-pub fn note(project: &Project) -> Before {
-    let top = match git(&project.root, &["rev-parse", "--show-toplevel"]) {
-        Ok(out) => PathBuf::from(String::from_utf8_lossy(&out).trim_end_matches('\n')),
+/// Notes the repository's uncommitted files before review `review_file` of `plan`.
+pub fn note(project: &Project, plan: &str, review_file: &str) -> Before {
+    let (top, scope) = match git(
+        &project.root,
+        &["rev-parse", "--show-toplevel", "--show-prefix"],
+    ) {
+        Ok(out) => {
+            let out = String::from_utf8_lossy(&out);
+            let mut lines = out.split('\n');
+            let top = PathBuf::from(lines.next().unwrap_or_default());
+            (
+                top,
+                Scope::new(lines.next().unwrap_or_default(), plan, review_file),
+            )
+        }
         Err(why) => return Before::Skipped(why),
     };
-    let (listed, git) = match status(&project.root) {
+    let (listed, git) = match status(&project.root, &scope) {
         Ok(listed) => listed,
         Err(why) => return Before::Skipped(why),
     };
@@ -73,6 +85,7 @@ pub fn note(project: &Project) -> Before {
         .collect();
     Before::Noted(Noted {
         top,
+        scope,
         seen,
         git,
         kept,
@@ -86,7 +99,7 @@ pub fn compare(project: &Project, before: Before, diff: &Path) -> Report {
         Before::Skipped(why) => return Report::skipped(why),
         Before::Noted(n) => n,
     };
-    let (listed, git) = match status(&project.root) {
+    let (listed, git) = match status(&project.root, &before.scope) {
         Ok(listed) => listed,
         Err(why) => return Report::skipped(why),
     };
@@ -131,7 +144,14 @@ fn diff_text(before: &Noted, report: &Report) -> String {
         .map(|c| c.path.as_str())
         .collect();
     if !from_git.is_empty() {
-        let mut args = vec!["diff", "--no-ext-diff", "--no-color", "--"];
+        // Literal: a file named `:!x` or `*.rs` is that file, not a pattern.
+        let mut args = vec![
+            "--literal-pathspecs",
+            "diff",
+            "--no-ext-diff",
+            "--no-color",
+            "--",
+        ];
         args.extend(&from_git);
         match git(&before.top, &args) {
             Ok(out) => text.push_str(&String::from_utf8_lossy(&out)),
@@ -180,11 +200,12 @@ fn diff_text(before: &Noted, report: &Report) -> String {
     text
 }
 
-/// The uncommitted files under `dir` but outside `.taskie/`, as (path from the top,
-/// tracked), and git's HEAD and staged entries there. One `git status`; optional locks
-/// off: the check never takes the index lock from the agent; ahead/behind counts off:
-/// they walk history and say nothing here.
-fn status(dir: &Path) -> Result<(Vec<(String, bool)>, Git), String> {
+/// The uncommitted files of the repository `dir` is in that `scope` holds, as (path from
+/// the top, tracked), and git's HEAD and staged entries there. One `git status` of the
+/// whole repository (`:/`), wherever the project lies in it; optional locks off: the check
+/// never takes the index lock from the agent; ahead/behind counts off: they walk history
+/// and say nothing here.
+fn status(dir: &Path, scope: &Scope) -> Result<(Vec<(String, bool)>, Git), String> {
     let out = git(
         dir,
         &[
@@ -197,11 +218,13 @@ fn status(dir: &Path) -> Result<(Vec<(String, bool)>, Git), String> {
             "--no-renames",
             "--ignore-submodules=all",
             "--",
-            ".",
-            ":(exclude).taskie",
+            ":/",
         ],
     )?;
-    Ok(parse_status(&out))
+    let (mut listed, mut git) = parse_status(&out);
+    listed.retain(|(path, _)| scope.holds(path));
+    git.staged.retain(|(path, _)| scope.holds(path));
+    Ok((listed, git))
 }
 
 /// `git status --porcelain=v2 --branch -z --no-renames` output. Headers:
@@ -323,16 +346,24 @@ fn git(dir: &Path, args: &[&str]) -> Result<Vec<u8>, String> {
             if line.contains("not a git repository") {
                 Err("not a git repository".into())
             } else {
-                Err(format!("git {} failed: {line}", args[0]))
+                Err(format!("git {} failed: {line}", command(args)))
             }
         }
-        Ending::Signaled(s) => Err(format!("git {} was killed by signal {s}", args[0])),
+        Ending::Signaled(s) => Err(format!("git {} was killed by signal {s}", command(args))),
         Ending::TimedOut => Err(format!(
             "git {} took longer than {} s",
-            args[0],
+            command(args),
             GIT_TIMEOUT.as_secs()
         )),
     }
+}
+
+/// The git command of `args`, past its options.
+fn command<'a>(args: &[&'a str]) -> &'a str {
+    args.iter()
+        .find(|a| !a.starts_with('-'))
+        .copied()
+        .unwrap_or("")
 }
 
 #[cfg(test)]
