@@ -4,7 +4,7 @@
 use crate::commands::Invocation;
 use crate::commands::mark::Mark;
 use crate::commands::{
-    advance, continue_plan, init, mark, plans, push, resume, run, state, status, validate,
+    advance, continue_plan, init, mark, plans, push, resume, run, settings, state, status, validate,
 };
 use crate::error::Error;
 use crate::hook::{self, dry_run};
@@ -97,7 +97,7 @@ impl PlanArg {
     /// ([`Command::bare`]). `None` when the variable is not a plan id: clap then parses the
     /// command line and refuses it as it refuses a bad `--plan`.
     fn from_env() -> Option<PlanArg> {
-        match crate::env::Var::Plan.get() {
+        match crate::env::Var::Plan.env_value() {
             Some(id) if plan_id(&id).is_err() => None,
             plan => Some(PlanArg { plan }),
         }
@@ -418,10 +418,8 @@ pub fn main() -> ExitCode {
     // Not locked for the whole command: `taskie run` shows its lanes from a thread of its
     // own too, which would wait forever for a lock this thread held.
     let mut stdout = std::io::stdout();
-    let result = Invocation::from_env().and_then(|mut inv| {
-        inv.color = cli.color;
-        dispatch(cli.command, &inv, &mut stdout)
-    });
+    let result =
+        Invocation::from_env(cli.color).and_then(|inv| dispatch(cli.command, &inv, &mut stdout));
     let _ = stdout.flush();
     match result {
         Ok(()) => ExitCode::SUCCESS,
@@ -497,11 +495,12 @@ fn dispatch(command: Command, inv: &Invocation, out: &mut dyn Write) -> Result<(
                 },
                 json: a.json,
                 resume: a.resume,
+                settings: settings::RunSettings::from_env(),
             },
             out,
         ),
-        Command::Plans(j) => plans::run(inv, j.json, out),
-        Command::Push => push::run(inv, out),
+        Command::Plans(j) => plans::run(inv, settings::plans_default().as_deref(), j.json, out),
+        Command::Push => push::run(inv, settings::push_enabled(), out),
         Command::Hook(args) => {
             run_hook(&args);
             Ok(())

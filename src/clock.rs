@@ -32,9 +32,7 @@ pub fn now_unix() -> i64 {
 /// run reads the real clock whatever the environment says.
 #[cfg(debug_assertions)]
 fn test_now() -> Option<i64> {
-    crate::env::Var::TestNow
-        .get()
-        .and_then(|t| t.trim().parse::<i64>().ok())
+    crate::env::test_switches().now
 }
 
 /// Release builds: never.

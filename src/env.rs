@@ -177,47 +177,94 @@ impl Var {
         self.default().and_then(|d| d.parse().ok()).unwrap_or(0)
     }
 
-    /// Listed by `taskie-hook --help` (what `taskie run` alone reads is in docs/run.md).
-    fn in_help(self) -> bool {
-        !matches!(
+    /// Read only by test builds, for the tests: not for users, nor in their docs.
+    fn test_only(self) -> bool {
+        matches!(
             self,
-            Var::Home
-                | Var::Path
-                | Var::TestPauseAt
-                | Var::TestNow
-                | Var::TestPanicLane
-                | Var::TestKillAt
-                | Var::Agent
-                | Var::XdgDataHome
-                | Var::CodexHome
-                | Var::GeminiSystemSettings
-                | Var::NoColor
-                | Var::Term
-                | Var::ClaudeCode
-                | Var::GeminiCli
+            Var::TestPauseAt | Var::TestNow | Var::TestPanicLane | Var::TestKillAt
         )
     }
 
+    /// Listed by `taskie-hook --help` (what `taskie run` alone reads is in docs/run.md;
+    /// every variable a user may set is in docs/configuration.md).
+    fn in_help(self) -> bool {
+        !self.test_only()
+            && !matches!(
+                self,
+                Var::Home
+                    | Var::Path
+                    | Var::Agent
+                    | Var::XdgDataHome
+                    | Var::CodexHome
+                    | Var::GeminiSystemSettings
+                    | Var::NoColor
+                    | Var::Term
+                    | Var::ClaudeCode
+                    | Var::GeminiCli
+            )
+    }
+
+    // The readers. Only the entry points call them (`cli.rs`, `hook/settings.rs`,
+    // `commands/settings.rs`), which resolve a process's settings once and pass them down;
+    // `the_environment_is_read_only_where_a_process_is_entered` holds every other file to
+    // that, by these names.
+
     /// The value, when set and not empty.
-    pub fn get(self) -> Option<String> {
+    pub fn env_value(self) -> Option<String> {
         std::env::var(self.name()).ok().filter(|v| !v.is_empty())
     }
 
     /// The raw value, when set and not empty (paths need not be UTF-8).
-    pub fn get_os(self) -> Option<OsString> {
+    pub fn env_value_os(self) -> Option<OsString> {
         std::env::var_os(self.name()).filter(|v| !v.is_empty())
     }
 
     /// The raw value, set or not, as the variable holds it (for values whose emptiness
     /// means something, such as `TASKIE_HOOK_SKIP=`).
-    pub fn raw(self) -> Option<OsString> {
+    pub fn env_raw(self) -> Option<OsString> {
         std::env::var_os(self.name())
     }
 
     /// The value, else the default.
-    pub fn get_or_default(self) -> Option<OsString> {
-        self.get_os().or_else(|| self.default().map(OsString::from))
+    pub fn env_value_or_default(self) -> Option<OsString> {
+        self.env_value_os()
+            .or_else(|| self.default().map(OsString::from))
     }
+}
+
+/// Test builds only: the `TASKIE_TEST_*` switches, read once per process, the first time
+/// one is asked for. They are the one deliberate exception to "read where a process is
+/// entered": they arm fault points deep in the store (every atomic write, the run's
+/// journal, the clock), and passing them down would put test-only parameters into the
+/// signatures a release build compiles. A release build has no such code
+/// (docs/architecture.md).
+#[cfg(debug_assertions)]
+#[derive(Debug, Default)]
+pub struct TestSwitches {
+    /// `TASKIE_TEST_PAUSE_AT`: comma-separated directives (`store/atomic.rs`).
+    pub pause_at: Option<String>,
+    /// `TASKIE_TEST_NOW`: the Unix time the usage-limit pause takes as now (`clock.rs`).
+    pub now: Option<i64>,
+    /// `TASKIE_TEST_KILL_AT`: where `taskie run`'s driver kills itself (`store/run.rs`).
+    pub kill_at: Option<String>,
+    /// `TASKIE_TEST_PANIC_LANE`: the task whose lane panics (`commands/run/driver.rs`).
+    pub panic_lane: Option<String>,
+}
+
+/// The switches of this process (see [`TestSwitches`]).
+#[cfg(debug_assertions)]
+pub fn test_switches() -> &'static TestSwitches {
+    static SWITCHES: std::sync::OnceLock<TestSwitches> = std::sync::OnceLock::new();
+    SWITCHES.get_or_init(|| TestSwitches {
+        pause_at: Var::TestPauseAt
+            .env_raw()
+            .map(|v| v.to_string_lossy().into_owned()),
+        now: Var::TestNow
+            .env_value()
+            .and_then(|t| t.trim().parse::<i64>().ok()),
+        kill_at: Var::TestKillAt.env_value(),
+        panic_lane: Var::TestPanicLane.env_value(),
+    })
 }
 
 /// The `Environment:` section of `taskie-hook --help`, generated from the table.
@@ -258,6 +305,27 @@ mod tests {
         names.dedup();
         assert_eq!(names.len(), Var::ALL.len());
         assert!(Var::ALL.iter().all(|v| !v.meaning().is_empty()));
+    }
+
+    /// The doc a user reads has every variable either binary reads (test-only ones
+    /// aside), with the table's default where it has one, so neither can drift.
+    #[test]
+    fn every_variable_a_user_can_set_has_its_row_and_default_in_the_configuration_doc() {
+        let doc = std::fs::read_to_string(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/docs/configuration.md"
+        ))
+        .unwrap();
+        for v in Var::ALL.iter().filter(|v| !v.test_only()) {
+            let row = doc
+                .lines()
+                .find(|l| l.starts_with(&format!("| `{}` |", v.name())))
+                .unwrap_or_else(|| panic!("docs/configuration.md has no row for {}", v.name()));
+            if let Some(d) = v.default() {
+                let column = row.split('|').nth(2).unwrap().trim();
+                assert_eq!(column, format!("`{d}`"), "{}'s default: {row}", v.name());
+            }
+        }
     }
 
     #[test]

@@ -1,8 +1,6 @@
 //! Terminal output for people: colour only on a terminal and never with `NO_COLOR`
 //! (no-color.org), and text wrapped to fit 80 columns.
 
-use std::io::IsTerminal;
-
 /// Output width the human reports are laid out for.
 pub const WIDTH: usize = 80;
 
@@ -32,21 +30,12 @@ impl Paint {
         Paint { on }
     }
 
-    /// Colour when stdout is a terminal, `NO_COLOR` is unset or empty, and the terminal
-    /// is not `TERM=dumb` (which shows escape codes as they are).
-    pub fn detect() -> Paint {
-        use crate::env::Var;
-        Paint::new(colour(
-            Var::NoColor.get_os().is_some(),
-            Var::Term.get().as_deref(),
-            std::io::stdout().is_terminal(),
-        ))
-    }
-
-    /// `--color`: `auto` detects, the others decide.
-    pub fn choose(choice: Choice) -> Paint {
+    /// `--color`: `auto` detects, the others decide. `auto` colours when stdout is a
+    /// `terminal`, `no_color` (`NO_COLOR` set and not empty) is false, and the terminal is
+    /// not `TERM=dumb` (which shows escape codes as they are).
+    pub fn choose(choice: Choice, no_color: bool, term: Option<&str>, terminal: bool) -> Paint {
         match choice {
-            Choice::Auto => Paint::detect(),
+            Choice::Auto => Paint::new(colour(no_color, term, terminal)),
             Choice::Always => Paint::new(true),
             Choice::Never => Paint::new(false),
         }

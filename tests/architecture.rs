@@ -83,11 +83,14 @@ fn the_dependency_rule_holds() {
             if !allowed(&layer, &to) {
                 wrong.push(format!("{} imports crate::{to}", file.display()));
             }
-            // A command may use what commands/mod.rs shares, never another command.
+            // A command may use what commands/mod.rs shares, and the commands' settings
+            // (commands/settings.rs, resolved where a command is entered), never another
+            // command.
             if layer == "commands"
                 && to == "commands"
                 && let (Some(this), Some(other)) = (&command, &sub)
                 && this != other
+                && other != "settings"
                 && files
                     .iter()
                     .any(|f| f.ends_with(format!("commands/{other}.rs")))
@@ -347,24 +350,127 @@ fn every_source_path_named_in_docs_and_comments_exists() {
     );
 }
 
-/// The environment is read in one place, `src/env.rs`, whose table also writes the help
-/// (test modules, which set up helper processes, aside).
+/// A file's code without its test module (`#[cfg(test)]`, then any other attributes, then
+/// `mod`), which sets up helper processes through the environment as it likes; other
+/// `#[cfg(test)]` items stay, as they are code of the file.
+fn without_test_module(text: &str) -> &str {
+    let lines: Vec<&str> = text.lines().collect();
+    let mut offset = 0;
+    for (i, line) in lines.iter().enumerate() {
+        if line.trim() == "#[cfg(test)]"
+            && lines[i + 1..]
+                .iter()
+                .find(|l| !l.trim().starts_with("#["))
+                .is_some_and(|l| l.trim_start().starts_with("mod ") || l.contains(" mod "))
+        {
+            return &text[..offset];
+        }
+        offset += line.len() + 1;
+    }
+    text
+}
+
+/// What in `code` reads an environment variable: a call of `std::env::var*`, or of a
+/// reader of the table (`Var::…​.env_value()`, `env_value_os`, `env_raw`,
+/// `env_value_or_default`).
+fn environment_reads(code: &str) -> Vec<&'static str> {
+    [
+        "env::var(",
+        "env::var_os(",
+        "env::vars(",
+        "env::vars_os(",
+        ".env_value(",
+        ".env_value_os(",
+        ".env_raw(",
+        ".env_value_or_default(",
+    ]
+    .into_iter()
+    .filter(|call| code.contains(call))
+    .collect()
+}
+
 #[test]
-fn the_environment_is_read_only_in_env_rs() {
+fn the_environment_read_check_finds_every_reader_but_not_a_name_or_a_test_module() {
+    for read in [
+        "let p = Var::Plan.env_value();",
+        "let p = crate::env::Var::Home\n    .env_value_os()",
+        "[Var::ClaudeCode].into_iter().any(|v| v.env_raw().is_some())",
+        "std::env::var_os(\"PATH\")",
+        "#[cfg(test)]\nuse x::Y;\nfn f() { Var::Push.env_value(); }",
+    ] {
+        assert!(
+            !environment_reads(without_test_module(read)).is_empty(),
+            "{read}"
+        );
+    }
+    for not_a_read in [
+        "println!(\"{}=1\", Var::Push.name());",
+        "let d = Var::BlockCap.default_number();",
+        "fn f() {}\n#[cfg(test)]\n#[cfg(unix)]\nmod tests {\n    std::env::var_os(\"X\");\n}",
+    ] {
+        assert!(
+            environment_reads(without_test_module(not_a_read)).is_empty(),
+            "{not_a_read}"
+        );
+    }
+}
+
+/// Settings are resolved once where a process is entered and passed down as typed values
+/// (docs/architecture.md, "The dependency rule"): only these files read the environment,
+/// and only `env.rs`, the table of variables, calls `std::env::var`. Every other file gets
+/// what it needs from the settings it is handed.
+#[test]
+fn the_environment_is_read_only_where_a_process_is_entered() {
+    // Each file that may read, and why.
+    let readers = [
+        (
+            "env.rs",
+            "the table and its readers; the test-only switches, read once per process",
+        ),
+        (
+            "cli.rs",
+            "TASKIE_PLAN for a subcommand taken without clap, as clap would",
+        ),
+        (
+            "hook/settings.rs",
+            "taskie-hook, taskie hook and --dry-run: the hook's settings",
+        ),
+        (
+            "commands/settings.rs",
+            "every taskie subcommand, plans, push and taskie run",
+        ),
+        (
+            "reviewer/process/windows.rs",
+            "the PATH a spawned child inherits, where the spawn looks its program up",
+        ),
+    ];
     let mut files = Vec::new();
     rust_files(&src(), &mut files);
-    let mut readers = Vec::new();
+    let mut outside = Vec::new();
+    let mut std_readers = Vec::new();
     for file in &files {
+        let rel = file
+            .strip_prefix(src())
+            .unwrap()
+            .display()
+            .to_string()
+            .replace('\\', "/");
         let text = std::fs::read_to_string(file).unwrap();
-        let code = text.split("#[cfg(test)]").next().unwrap_or("");
-        if ["env::var(", "env::var_os(", "env::vars("]
-            .iter()
-            .any(|call| code.contains(call))
-        {
-            readers.push(file.strip_prefix(src()).unwrap().display().to_string());
+        let reads = environment_reads(without_test_module(&text));
+        if reads.iter().any(|r| r.starts_with("env::")) {
+            std_readers.push(rel.clone());
+        }
+        if !reads.is_empty() && !readers.iter().any(|(f, _)| *f == rel) {
+            outside.push(format!("{rel}: {reads:?}"));
         }
     }
-    assert_eq!(readers, ["env.rs"], "files that read the environment");
+    assert_eq!(std_readers, ["env.rs"], "files that call std::env::var*");
+    assert!(
+        outside.is_empty(),
+        "the environment is read outside the entry points (resolve it in the entry's \
+         settings and pass it down):\n{}",
+        outside.join("\n")
+    );
 }
 
 /// A plan's files are found through the plan handle (`store::project::PlanRef`) and the

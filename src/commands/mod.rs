@@ -1,6 +1,7 @@
 //! The plan a `taskie` command acts on: the project found from the current directory,
 //! the plan chosen by `--plan`, `TASKIE_PLAN` or SPEC §5 step 6, and the reads and
-//! writes every command shares.
+//! writes every command shares. What the commands read from the environment is resolved
+//! once, where a command is entered (`settings.rs`, called by `cli`).
 
 use crate::error::Error;
 use crate::model::state::State;
@@ -21,26 +22,24 @@ pub(crate) mod plans;
 pub(crate) mod push;
 pub(crate) mod resume;
 pub(crate) mod run;
+pub(crate) mod settings;
 pub(crate) mod state;
 pub(crate) mod status;
 pub(crate) mod validate;
 use std::path::PathBuf;
 
-/// Where the command was started: the parts of the environment the commands use, read
-/// once when the command starts (`from_env`) and passed down.
+/// Where the command was started: the parts of the environment every command uses, read
+/// once when the command starts (`Invocation::from_env`, `settings.rs`) and passed down.
 #[derive(Debug, Clone)]
 pub struct Invocation {
     pub cwd: PathBuf,
-    /// `TASKIE_PLAN`, when set and not empty: the plan `taskie plans` marks as the one a
-    /// command would act on. The commands that take `--plan` get it through clap.
-    pub env_plan: Option<String>,
     /// The highest directory the project is looked for in (`CLAUDE_PROJECT_DIR`, else
     /// `GEMINI_PROJECT_DIR`).
     pub ceiling: Option<PathBuf>,
     /// The Claude Code session the command runs in (`CLAUDE_CODE_SESSION_ID`, SPEC §17).
     pub session: Option<SessionId>,
-    /// `--color`.
-    pub color: crate::paint::Choice,
+    /// Whether to colour: `--color`, and for `auto` the terminal, `NO_COLOR` and `TERM`.
+    pub paint: crate::paint::Paint,
     /// Who reads what the command prints: what is said to the agent ("stop now") is not
     /// said to a person at a terminal.
     pub audience: Audience,
@@ -69,36 +68,9 @@ impl Audience {
             Audience::Agent
         }
     }
-
-    fn from_env(session: Option<&SessionId>) -> Audience {
-        use crate::env::Var;
-        let agent_host = session.is_some()
-            || [Var::ClaudeCode, Var::GeminiCli, Var::Run]
-                .into_iter()
-                .any(|v| v.get().is_some())
-            || crate::store::project::inside_reviewer();
-        Audience::of(
-            std::io::IsTerminal::is_terminal(&std::io::stdout()),
-            agent_host,
-        )
-    }
 }
 
 impl Invocation {
-    pub fn from_env() -> Result<Invocation, Error> {
-        let cwd = std::env::current_dir()
-            .map_err(|e| Error::Refused(format!("cannot read the current directory: {e}")))?;
-        let session = SessionId::from_env();
-        Ok(Invocation {
-            cwd,
-            env_plan: crate::env::Var::Plan.get(),
-            ceiling: project::ceiling_from_env(),
-            audience: Audience::from_env(session.as_ref()),
-            session,
-            color: Default::default(),
-        })
-    }
-
     /// Binds this session, if any, to the plan a command acted on (SPEC §17). A binding
     /// that cannot be written is reported, never a reason to fail the command.
     /// A command that changes one plan's state under its lock (`mark`, `advance`,

@@ -118,7 +118,13 @@ fn entry(project: &crate::store::project::Project, id: &str) -> Entry {
     }
 }
 
-pub fn run(inv: &Invocation, json: bool, out: &mut dyn Write) -> Result<(), Error> {
+/// `env_plan`: `TASKIE_PLAN`, the plan marked as the one a command would act on.
+pub fn run(
+    inv: &Invocation,
+    env_plan: Option<&str>,
+    json: bool,
+    out: &mut dyn Write,
+) -> Result<(), Error> {
     let project = inv.project()?;
     let mut ids: Vec<String> = match crate::store::scan::entries(&project.plans()) {
         Ok(entries) => entries
@@ -132,7 +138,7 @@ pub fn run(inv: &Invocation, json: bool, out: &mut dyn Write) -> Result<(), Erro
     };
     let default = select::select(
         &project,
-        inv.env_plan.as_deref(),
+        env_plan,
         inv.session.as_ref(),
         Selector::Command,
         &mut |_| {},

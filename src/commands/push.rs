@@ -8,23 +8,14 @@ use crate::error::Error;
 use std::io::Write;
 use std::process::Command;
 
-/// Whether the user turned pushing on: `1`, `true`, `yes` or `on` (any case).
-pub fn enabled(value: Option<&str>) -> bool {
-    value.is_some_and(|v| {
-        matches!(
-            v.trim().to_ascii_lowercase().as_str(),
-            "1" | "true" | "yes" | "on"
-        )
-    })
-}
-
-pub fn run(inv: &Invocation, out: &mut dyn Write) -> Result<(), Error> {
-    let var = crate::env::Var::Push;
-    if !enabled(var.get().as_deref()) {
+/// `enabled`: whether the user turned pushing on (`TASKIE_PUSH`, read where the command
+/// was entered: `settings::push_enabled`).
+pub fn run(inv: &Invocation, enabled: bool, out: &mut dyn Write) -> Result<(), Error> {
+    if !enabled {
         writeln!(
             out,
             "Not pushed: pushing is off (the default). Commit only; the user turns pushing on with {}=1.",
-            var.name()
+            crate::env::Var::Push.name()
         )?;
         return Ok(());
     }
@@ -58,22 +49,6 @@ pub fn run(inv: &Invocation, out: &mut dyn Write) -> Result<(), Error> {
             push.status
         )));
     }
-    writeln!(out, "Pushed ({}=1).", var.name())?;
+    writeln!(out, "Pushed ({}=1).", crate::env::Var::Push.name())?;
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn pushing_is_on_only_when_the_user_says_so() {
-        for on in ["1", "true", "TRUE", "yes", "on", " 1 "] {
-            assert!(enabled(Some(on)), "{on}");
-        }
-        for off in ["", "0", "false", "no", "off", "maybe"] {
-            assert!(!enabled(Some(off)), "{off}");
-        }
-        assert!(!enabled(None));
-    }
 }

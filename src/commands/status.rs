@@ -771,7 +771,7 @@ pub fn run(
         let text = serde_json::to_string_pretty(&report).map_err(std::io::Error::other)?;
         writeln!(out, "{text}")?;
     } else {
-        write!(out, "{}", human(&report, &Paint::choose(inv.color)))?;
+        write!(out, "{}", human(&report, &inv.paint))?;
         if let Some(run) = &report.run_view {
             writeln!(out, "\n{}", crate::model::run::view::lines(run).join("\n"))?;
         }

@@ -283,9 +283,12 @@ pub fn report(settings: &Settings, cwd: Option<PathBuf>) -> Report {
             r.ended(o.record.branch.as_str(), o.answer)
         }
         Step::Review(due) => {
-            let config = reviewer::Config::from_env(&mut |w| eprintln!("taskie-hook: {w}"));
+            let config = &settings.reviewer;
+            for w in &config.warnings {
+                eprintln!("taskie-hook: {w}");
+            }
             // The first reviewer's command line (each panel member has its own).
-            let (argv, stdin) = reviewer::command_line(&project, &facts, &due, &config, &shorten);
+            let (argv, stdin) = reviewer::command_line(&project, &facts, &due, config, &shorten);
             r.branch = "review-due".into();
             r.warnings.extend(config.timeout_warning());
             let mut kinds = Vec::new();

@@ -62,7 +62,7 @@ pub fn main(settings: &Settings) {
                 _lock: None,
             }
         });
-    finished.emit(started, notice.as_deref());
+    finished.emit(started, notice.as_deref(), &settings.notify);
 }
 
 /// What a run decided: the answer, and the event to log after printing it.
@@ -119,7 +119,12 @@ impl Finished {
 
     /// Prints the answer, with the version notice first in its `systemMessage` when there
     /// is one (`notice.rs`), then logs the event (SPEC §5 step 18).
-    pub fn emit(self, started: Instant, notice: Option<&str>) {
+    pub fn emit(
+        self,
+        started: Instant,
+        notice: Option<&str>,
+        notify: &crate::store::notify::Settings,
+    ) {
         let out = self.answer.to_stdout_on(self.channel, notice);
         if !out.is_empty() {
             let mut stdout = std::io::stdout().lock();
@@ -154,7 +159,7 @@ impl Finished {
             }
             // SPEC §24: what needs a person is sent after the answer, detached.
             if let Some(project) = logs.parent().and_then(Path::parent) {
-                crate::store::notify::send_for_stop(&rec, project, &logs);
+                crate::store::notify::send_for_stop(&rec, project, &logs, notify);
             }
         }
     }
@@ -353,6 +358,7 @@ fn run_plan(
                 facts: &facts,
                 event,
                 lock: &lock,
+                config: &settings.reviewer,
             };
             match review.prepare(due) {
                 Ok(prepared) => prepared.run().conclude().record_ledgers(),

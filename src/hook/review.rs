@@ -35,6 +35,8 @@ pub(crate) struct Review<'a> {
     pub(crate) facts: &'a Facts<'a>,
     pub(crate) event: &'a Event,
     pub(crate) lock: &'a PlanLock,
+    /// The reviewer programs and time limit, from the hook's settings.
+    pub(crate) config: &'a reviewer::Config,
 }
 
 /// Step 1 done: the reviewer may start. The findings ledger holds the post-review's
@@ -131,7 +133,10 @@ impl<'a> Review<'a> {
                 )));
             }
         };
-        let config = reviewer::Config::from_env(&mut |w| eprintln!("taskie-hook: {w}"));
+        let config = self.config.clone();
+        for w in &config.warnings {
+            eprintln!("taskie-hook: {w}");
+        }
         let before = state_bytes(&self.handle.state_path()).ok().flatten();
         let start = reviewer::start(self.project, self.facts, &due);
         let log = self.project.relative(&start.log);

@@ -31,37 +31,59 @@ pub struct Settings {
     pub block_style: Channel,
     /// `TASKIE_RUN`: the run and task of a session `taskie run` started.
     pub run: Option<RunTask>,
+    /// The reviewer programs (`TASKIE_REVIEWER`, `TASKIE_CODEX`, `TASKIE_GEMINI`), the
+    /// review's time limit (`TASKIE_REVIEW_TIMEOUT`) and `PATH`.
+    pub reviewer: crate::reviewer::Config,
+    /// `TASKIE_NOTIFY`, `TASKIE_NOTIFY_TIMEOUT` (SPEC §24).
+    pub notify: crate::store::notify::Settings,
 }
 
 impl Settings {
     /// Reads the environment once; `plan` is the command line's `--plan`.
     pub fn resolve(plan: Option<String>) -> Settings {
-        let skip = crate::store::project::inside_reviewer();
+        let skip = crate::store::project::inside_reviewer(Var::HookSkip.env_raw().as_deref());
         // Inside a reviewer the hook does nothing: nothing else is read, nor warned about.
-        let read = |var: Var| if skip { None } else { var.get() };
+        let read = |var: Var| if skip { None } else { var.env_value() };
+        let read_os = |var: Var| if skip { None } else { var.env_value_os() };
         let cache = Var::XdgCacheHome
-            .get_os()
+            .env_value_os()
             .map(PathBuf::from)
-            .or_else(|| Var::Home.get_os().map(|h| PathBuf::from(h).join(".cache")))
+            .or_else(|| {
+                Var::Home
+                    .env_value_os()
+                    .map(|h| PathBuf::from(h).join(".cache"))
+            })
             .map(|c| c.join("taskie"));
         Settings {
             plan: plan.or_else(|| read(Var::Plan)),
             skip,
             client: read(Var::Client),
-            plugin_root: Var::PluginRoot
-                .get_os()
-                .filter(|_| !skip)
-                .map(PathBuf::from),
+            plugin_root: read_os(Var::PluginRoot).map(PathBuf::from),
             cache,
-            ceiling: crate::store::project::ceiling_from_env(),
+            ceiling: crate::store::project::ceiling(
+                Var::ClaudeProjectDir.env_value_os(),
+                Var::GeminiProjectDir.env_value_os(),
+            ),
             block_cap: block_cap(read(Var::BlockCap)),
             block_style: block_style(
                 Var::BlockStyle
-                    .raw()
+                    .env_raw()
                     .filter(|_| !skip)
                     .map(|v| v.to_string_lossy().into_owned()),
             ),
             run: read(Var::Run).and_then(|v| RunTask::parse(&v)),
+            reviewer: crate::reviewer::Config::new(
+                |kind| read_os(crate::reviewer::program_var(kind)),
+                Var::ReviewTimeout
+                    .env_raw()
+                    .filter(|_| !skip)
+                    .map(|v| v.to_string_lossy().into_owned()),
+                Var::Path.env_raw(),
+            ),
+            notify: crate::store::notify::Settings::new(
+                read(Var::Notify),
+                read(Var::NotifyTimeout).as_deref(),
+            ),
         }
     }
 }

@@ -106,7 +106,7 @@ pub fn budget(due: &Due) -> Option<f64> {
 pub fn attempt(job: &kinds::Job, review_path: &Path, review_rel: &str) -> kinds::Attempt {
     let (project, f, due, config) = (job.project, job.f, job.due, job.config);
     let prompt = prompt::build(&project.root, f, due, prompt::Delivery::File(review_rel));
-    let sandboxed = sandbox::choice();
+    let sandboxed = sandbox::choice(config.path.as_deref());
     let spec = job.spec(
         &config.claude,
         args_with_budget(

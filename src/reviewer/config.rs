@@ -1,5 +1,5 @@
-//! What the reviewers run with: the programs and the time limit from the environment,
-//! and the limits every run obeys.
+//! What the reviewers run with: the programs and the time limit (the hook's settings read
+//! them where it is entered, `hook/settings.rs`), and the limits every run obeys.
 
 use crate::env::Var;
 use crate::model::reviewers::Kind;
@@ -40,7 +40,7 @@ pub fn program_var(kind: Kind) -> Var {
     }
 }
 
-/// The reviewer programs and the time limit, from the environment.
+/// The reviewer programs and the time limit, as the environment sets them.
 #[derive(Debug, Clone)]
 pub struct Config {
     /// The claude reviewer (`TASKIE_REVIEWER`).
@@ -49,18 +49,30 @@ pub struct Config {
     pub codex: OsString,
     pub gemini: OsString,
     pub timeout: Duration,
+    /// `PATH`, where a program given by name is looked up, as the spawn looks it up.
+    pub path: Option<OsString>,
+    /// What was wrong with the values (a bad timeout), said when a review starts.
+    pub warnings: Vec<String>,
 }
 
 impl Config {
-    /// `TASKIE_REVIEWER` and `TASKIE_REVIEW_TIMEOUT`; a bad timeout falls back to the
-    /// default with a warning, because a review should not be lost to a typo.
-    pub fn from_env(warn: &mut dyn FnMut(String)) -> Config {
-        let program_of = |kind: Kind| program_var(kind).get_or_default().unwrap_or_default();
+    /// From the variables' values: `program(kind)` is the value of the kind's variable
+    /// ([`program_var`]) when set and not empty, `timeout` `TASKIE_REVIEW_TIMEOUT` as set.
+    /// A bad timeout falls back to the default with a warning, because a review should
+    /// not be lost to a typo.
+    pub fn new(
+        program: impl Fn(Kind) -> Option<OsString>,
+        timeout: Option<String>,
+        path: Option<OsString>,
+    ) -> Config {
+        let program_of = |kind: Kind| {
+            program(kind)
+                .or_else(|| program_var(kind).default().map(OsString::from))
+                .unwrap_or_default()
+        };
         let claude = program_of(Kind::Claude);
-        let timeout = match crate::env::Var::ReviewTimeout
-            .raw()
-            .map(|v| v.to_string_lossy().into_owned())
-        {
+        let mut warnings = Vec::new();
+        let timeout = match timeout {
             None => Duration::from_secs(default_timeout_secs()),
             // try_from: a finite value too large for a Duration (above ~1.8e19 s) is out of
             // range, not a panic.
@@ -73,7 +85,7 @@ impl Config {
             {
                 Some(Ok(timeout)) => timeout,
                 _ => {
-                    warn(format!(
+                    warnings.push(format!(
                         "TASKIE_REVIEW_TIMEOUT=\"{text}\" is not a positive number of seconds a timer can hold; using {}",
                         default_timeout_secs()
                     ));
@@ -86,6 +98,8 @@ impl Config {
             codex: program_of(Kind::Codex),
             gemini: program_of(Kind::Gemini),
             timeout,
+            path,
+            warnings,
         }
     }
 
@@ -100,7 +114,7 @@ impl Config {
     /// The file `kind`'s program would start as, for a reviewer run from `dir` (a path is
     /// taken from `dir`, a name looked up on PATH); `None` when it would not start.
     pub fn locate(&self, kind: Kind, dir: &Path) -> Option<PathBuf> {
-        which::which_in(self.program(kind), Var::Path.raw(), dir).ok()
+        which::which_in(self.program(kind), self.path.as_ref(), dir).ok()
     }
 
     /// Said when the review may outlast the hook itself: the client would end the hook
@@ -116,5 +130,41 @@ impl Config {
                 default_timeout_secs()
             )
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_program_not_set_is_its_usual_name_and_one_set_is_taken() {
+        let c = Config::new(
+            |kind| (kind == Kind::Codex).then(|| OsString::from("/opt/codex")),
+            None,
+            None,
+        );
+        assert_eq!(c.claude, "claude");
+        assert_eq!(c.codex, "/opt/codex");
+        assert_eq!(c.gemini, "gemini");
+        assert_eq!(c.timeout, Duration::from_secs(default_timeout_secs()));
+        assert!(c.warnings.is_empty());
+    }
+
+    #[test]
+    fn a_timeout_that_is_not_a_positive_number_is_the_default_with_a_warning() {
+        for bad in ["", "soon", "0", "-3", "1e400"] {
+            let c = Config::new(|_| None, Some(bad.into()), None);
+            assert_eq!(
+                c.timeout,
+                Duration::from_secs(default_timeout_secs()),
+                "{bad}"
+            );
+            assert_eq!(c.warnings.len(), 1, "{bad}");
+            assert!(c.warnings[0].contains("TASKIE_REVIEW_TIMEOUT"), "{bad}");
+        }
+        let c = Config::new(|_| None, Some(" 90.5 ".into()), None);
+        assert_eq!(c.timeout, Duration::from_secs_f64(90.5));
+        assert!(c.warnings.is_empty());
     }
 }

@@ -377,7 +377,7 @@ pub fn command_line(
                 &reviewer.model,
                 claude::budget(due),
                 &review_rel,
-                sandbox::choice().enabled,
+                sandbox::choice(config.path.as_deref()).enabled,
             ),
             prompt::Delivery::File(&review_rel),
         ),

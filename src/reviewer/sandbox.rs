@@ -38,31 +38,31 @@ impl Choice {
 }
 
 /// The choice for this process, made once: a hook runs one review, a panel's claude
-/// members share it.
-pub fn choice() -> &'static Choice {
+/// members share it. `path` is the `PATH` the reviewer gets (`Config::path`).
+pub fn choice(path: Option<&std::ffi::OsStr>) -> &'static Choice {
     static CHOICE: OnceLock<Choice> = OnceLock::new();
-    CHOICE.get_or_init(decide)
+    CHOICE.get_or_init(|| decide(path))
 }
 
 #[cfg(target_os = "macos")]
-fn decide() -> Choice {
+fn decide(_path: Option<&std::ffi::OsStr>) -> Choice {
     // Seatbelt is part of the system: nothing to install, nothing to try.
     Choice::ON
 }
 
 #[cfg(target_os = "linux")]
-fn decide() -> Choice {
+fn decide(path: Option<&std::ffi::OsStr>) -> Choice {
     // A missing bwrap or socat: Claude Code notices that itself and says why on stderr
     // (read by [`cli_warning`]); asking for the sandbox costs nothing there.
     let cwd = std::env::current_dir().unwrap_or_else(|_| "/".into());
-    match which::which_in("bwrap", crate::env::Var::Path.raw(), &cwd) {
+    match which::which_in("bwrap", path, &cwd) {
         Ok(bwrap) => try_bwrap(bwrap.into_os_string()),
         Err(_) => Choice::ON,
     }
 }
 
 #[cfg(not(any(target_os = "linux", target_os = "macos")))]
-fn decide() -> Choice {
+fn decide(_path: Option<&std::ffi::OsStr>) -> Choice {
     // Native Windows refuses every sandboxed command until a backend is set up by hand:
     // asking for the sandbox would leave the reviewer without a shell.
     Choice::off("Claude Code has no command sandbox on this system without setting one up")

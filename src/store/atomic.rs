@@ -192,9 +192,10 @@ fn sync(file: &std::fs::File, path: &Path) -> io::Result<()> {
 /// to disk, and what is on disk before a rename.
 fn trace(what: &str, path: &Path) {
     #[cfg(debug_assertions)]
-    if crate::env::Var::TestPauseAt
-        .raw()
-        .is_some_and(|v| v.to_string_lossy().split(',').any(|d| d == "trace:fsync"))
+    if crate::env::test_switches()
+        .pause_at
+        .as_deref()
+        .is_some_and(|v| v.split(',').any(|d| d == "trace:fsync"))
     {
         let name = path.file_name().unwrap_or_default().to_string_lossy();
         eprintln!("taskie-hook: test {what} {name}");
@@ -216,13 +217,13 @@ fn trace(what: &str, path: &Path) {
 /// (docs/reliability.md).
 #[cfg(debug_assertions)]
 pub fn pause_point(point: &str, path: &Path) {
-    let Some(wants) = crate::env::Var::TestPauseAt.raw() else {
+    let Some(wants) = &crate::env::test_switches().pause_at else {
         return;
     };
     let name = path.file_name().unwrap_or_default().to_string_lossy();
     let here = format!("{point}:{name}");
     // Several directives, comma-separated: e.g. a slow step while fsyncs are traced.
-    for want in wants.to_string_lossy().split(',') {
+    for want in wants.split(',') {
         pause_at(want, &here);
     }
 }
@@ -251,13 +252,12 @@ pub fn pause_point(_point: &str, _path: &Path) {}
 /// when a write it cannot skip fails (running as root, permissions cannot make it fail).
 #[cfg(debug_assertions)]
 fn fail_point(point: &str, path: &Path) -> io::Result<()> {
-    let Some(wants) = crate::env::Var::TestPauseAt.raw() else {
+    let Some(wants) = &crate::env::test_switches().pause_at else {
         return Ok(());
     };
     let name = path.file_name().unwrap_or_default().to_string_lossy();
     let here = format!("{point}:{name}");
     match wants
-        .to_string_lossy()
         .split(',')
         .any(|w| w.strip_prefix("fail:") == Some(&here))
     {

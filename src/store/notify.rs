@@ -178,13 +178,37 @@ pub fn for_run_entry(entry: &Entry, plan: &str, run: &str, project: &Path) -> Op
 /// The git setting that names the notifier when `TASKIE_NOTIFY` does not.
 pub const GIT_SETTING: &str = "taskie.notify";
 
-/// The notifier's command line: `TASKIE_NOTIFY` when set and not empty, else
-/// `git config taskie.notify` as git reads it in `project` (the repository's own
-/// `.git/config`, or the user's or the system's git configuration). Decision: a git
-/// setting, not a file in the project, because a committed file naming a command would
-/// run that command for everyone who clones the repository; git never clones a config.
-pub fn command(project: &Path) -> Option<String> {
-    Var::Notify.get().or_else(|| git_setting(project))
+/// What the notifications read from the environment, resolved where the process was
+/// entered (the hook's settings, `taskie run`'s) and passed down.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Settings {
+    /// `TASKIE_NOTIFY`, when set and not empty.
+    pub command: Option<String>,
+    /// How long a notifier may run (`TASKIE_NOTIFY_TIMEOUT`).
+    pub timeout: Duration,
+}
+
+impl Settings {
+    /// From the variables' values: `TASKIE_NOTIFY`, and `TASKIE_NOTIFY_TIMEOUT` in seconds
+    /// (a positive number, at most an hour; anything else is the default).
+    pub fn new(command: Option<String>, timeout: Option<&str>) -> Settings {
+        let default = Duration::from_secs(Var::NotifyTimeout.default_number());
+        let timeout = timeout
+            .and_then(|v| v.trim().parse::<f64>().ok())
+            .filter(|s| s.is_finite() && *s > 0.0)
+            .map_or(default, |s| Duration::from_secs_f64(s.min(3600.0)));
+        Settings { command, timeout }
+    }
+
+    /// The notifier's command line: `TASKIE_NOTIFY` when set and not empty, else
+    /// `git config taskie.notify` as git reads it in `project` (the repository's own
+    /// `.git/config`, or the user's or the system's git configuration). Decision: a git
+    /// setting, not a file in the project, because a committed file naming a command
+    /// would run that command for everyone who clones the repository; git never clones a
+    /// config.
+    pub fn command(&self, project: &Path) -> Option<String> {
+        self.command.clone().or_else(|| git_setting(project))
+    }
 }
 
 fn git_setting(project: &Path) -> Option<String> {
@@ -203,12 +227,12 @@ fn git_setting(project: &Path) -> Option<String> {
 
 /// Sends what a hook run's event calls for. A hard stop is sent once: the key of the last
 /// one sent is kept in the logs directory, and the same hard stop again sends nothing.
-pub fn send_for_stop(rec: &Record, project: &Path, logs: &Path) {
+pub fn send_for_stop(rec: &Record, project: &Path, logs: &Path, settings: &Settings) {
     let Some(n) = for_stop(rec, project) else {
         return;
     };
     // Without a notifier nothing is written, not even the hard stop's marker.
-    let Some(command) = command(project) else {
+    let Some(command) = settings.command(project) else {
         return;
     };
     if matches!(n.event, Kind::HardStop | Kind::BudgetSpent) {
@@ -224,18 +248,18 @@ pub fn send_for_stop(rec: &Record, project: &Path, logs: &Path) {
         }
         let _ = crate::store::atomic::write_unsynced(&marker, key.as_bytes());
     }
-    start(&command, &n, logs);
+    start(&command, &n, logs, settings.timeout);
 }
 
 /// Starts the user's notifier for `n`, detached, and returns at once. Nothing is sent
-/// without a notifier (see [`command`]); a notifier that cannot start is logged.
-pub fn send(n: &Notification, logs: &Path) {
-    if let Some(command) = command(Path::new(&n.project)) {
-        start(&command, n, logs);
+/// without a notifier (see [`Settings::command`]); a notifier that cannot start is logged.
+pub fn send(n: &Notification, logs: &Path, settings: &Settings) {
+    if let Some(command) = settings.command(Path::new(&n.project)) {
+        start(&command, n, logs, settings.timeout);
     }
 }
 
-fn start(command: &str, n: &Notification, logs: &Path) {
+fn start(command: &str, n: &Notification, logs: &Path, timeout: Duration) {
     let json = match serde_json::to_string(n) {
         Ok(j) => j,
         Err(_) => return,
@@ -244,7 +268,7 @@ fn start(command: &str, n: &Notification, logs: &Path) {
         let mut supervisor = Command::new(exe);
         supervisor
             .arg(ROLE_ARG)
-            .arg(timeout().as_secs_f64().to_string())
+            .arg(timeout.as_secs_f64().to_string())
             .arg(logs.join(LOG))
             .arg(command)
             .stdin(Stdio::piped())
@@ -265,24 +289,13 @@ fn start(command: &str, n: &Notification, logs: &Path) {
     }
 }
 
-/// How long a notifier may run: `TASKIE_NOTIFY_TIMEOUT` seconds, default 30.
-pub fn timeout() -> Duration {
-    Var::NotifyTimeout
-        .get_or_default()
-        .and_then(|v| v.to_str()?.parse::<f64>().ok())
-        .filter(|s| s.is_finite() && *s > 0.0)
-        .map_or(Duration::from_secs(30), |s| {
-            Duration::from_secs_f64(s.min(3600.0))
-        })
-}
-
 /// The supervisor: runs the user's command with the notification on stdin (inherited),
 /// ends it at the timeout, logs the outcome, and exits. Never returns.
 pub fn serve(mut args: impl Iterator<Item = std::ffi::OsString>) -> ! {
     let secs: f64 = args
         .next()
         .and_then(|s| s.to_str()?.parse().ok())
-        .unwrap_or(30.0);
+        .unwrap_or(Var::NotifyTimeout.default_number() as f64);
     let log = PathBuf::from(args.next().unwrap_or_default());
     let command = args.next().unwrap_or_default();
     let mut input = String::new();
@@ -384,6 +397,25 @@ mod platform {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_notifier_timeout_that_is_not_a_positive_number_is_the_default_and_at_most_an_hour() {
+        let secs = |v: Option<&str>| Settings::new(None, v).timeout.as_secs_f64();
+        let default = Var::NotifyTimeout.default_number() as f64;
+        assert_eq!(secs(None), default);
+        for bad in ["", "soon", "0", "-5", "NaN", "inf"] {
+            assert_eq!(secs(Some(bad)), default, "{bad}");
+        }
+        assert_eq!(secs(Some(" 2.5 ")), 2.5);
+        assert_eq!(secs(Some("86400")), 3600.0);
+    }
+
+    #[test]
+    fn the_notify_variable_wins_over_the_git_setting() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = Settings::new(Some("notify-me".into()), None);
+        assert_eq!(s.command(dir.path()).as_deref(), Some("notify-me"));
+    }
 
     fn rec(branch: Branch) -> Record {
         Record {

@@ -174,24 +174,21 @@ pub fn find_project(start: &Path, ceiling: Option<&Path>) -> Option<Project> {
     None
 }
 
-/// `TASKIE_HOOK_SKIP` set to anything but empty, `0` or `false`: this process runs
-/// inside a reviewer.
-pub fn inside_reviewer() -> bool {
+/// Whether `TASKIE_HOOK_SKIP`, as the process has it, says it runs inside a reviewer: set
+/// to anything but empty, `0` or `false`.
+pub fn inside_reviewer(hook_skip: Option<&std::ffi::OsStr>) -> bool {
     // The hook sets it for the reviewer it starts (SPEC §4), so that neither the hook nor a
     // session binding (SPEC §17) is ever entered from inside a review.
-    crate::env::Var::HookSkip
-        .raw()
-        .is_some_and(|v| !(v.is_empty() || v == "0" || v == "false"))
+    hook_skip.is_some_and(|v| !(v.is_empty() || v == "0" || v == "false"))
 }
 
 /// The highest directory a search may reach (SPEC §20): `CLAUDE_PROJECT_DIR` (Claude
 /// Code), else `GEMINI_PROJECT_DIR` (Gemini CLI); Codex CLI sets neither.
-pub fn ceiling_from_env() -> Option<PathBuf> {
-    use crate::env::Var;
-    Var::ClaudeProjectDir
-        .get_os()
-        .or_else(|| Var::GeminiProjectDir.get_os())
-        .map(PathBuf::from)
+pub fn ceiling(
+    claude_project_dir: Option<std::ffi::OsString>,
+    gemini_project_dir: Option<std::ffi::OsString>,
+) -> Option<PathBuf> {
+    claude_project_dir.or(gemini_project_dir).map(PathBuf::from)
 }
 
 #[cfg(test)]

@@ -34,18 +34,17 @@ pub fn runs_dir(taskie: &Path) -> PathBuf {
 /// Where a run's worktrees and gates live: outside the user's checkout, so no path an
 /// agent borrows from the checkout (and no tool that walks the checkout) reaches them.
 /// `$XDG_DATA_HOME/taskie/runs/<run>`, else `~/.local/share/taskie/runs/<run>`, else
-/// beside the repository's git directory.
-pub fn work_dir(run: &str, git_common_dir: &Path) -> PathBuf {
-    use crate::env::Var;
-    let base = Var::XdgDataHome
-        .get_os()
-        .map(PathBuf::from)
+/// beside the repository's git directory (`data_home`, `home`: the two variables).
+pub fn work_dir(
+    run: &str,
+    git_common_dir: &Path,
+    data_home: Option<&Path>,
+    home: Option<&Path>,
+) -> PathBuf {
+    let base = data_home
         .filter(|p| p.is_absolute())
-        .or_else(|| {
-            Var::Home
-                .get_os()
-                .map(|h| PathBuf::from(h).join(".local/share"))
-        })
+        .map(Path::to_path_buf)
+        .or_else(|| home.map(|h| h.join(".local/share")))
         .map(|d| d.join("taskie/runs"))
         .unwrap_or_else(|| git_common_dir.join("taskie-runs"));
     base.join(run)
@@ -106,7 +105,7 @@ impl Journal {
 fn kill_point(when: &str, step: &str) {
     use std::sync::atomic::{AtomicUsize, Ordering};
     static SEEN: AtomicUsize = AtomicUsize::new(0);
-    let Some(spec) = crate::env::Var::TestKillAt.get() else {
+    let Some(spec) = &crate::env::test_switches().kill_at else {
         return;
     };
     let mut parts = spec.split(':');
@@ -287,6 +286,25 @@ pub fn latest_state(taskie: &Path, plan: &str) -> Option<crate::model::run::jour
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_run_works_under_xdg_data_home_if_absolute_else_under_home_else_beside_git() {
+        let git = Path::new("/repo/.git");
+        let data = Path::new("/data");
+        let home = Path::new("/home/u");
+        assert_eq!(
+            work_dir("r1", git, Some(data), Some(home)),
+            Path::new("/data/taskie/runs/r1")
+        );
+        assert_eq!(
+            work_dir("r1", git, Some(Path::new("relative")), Some(home)),
+            Path::new("/home/u/.local/share/taskie/runs/r1")
+        );
+        assert_eq!(
+            work_dir("r1", git, None, None),
+            Path::new("/repo/.git/taskie-runs/r1")
+        );
+    }
 
     #[test]
     fn a_heartbeat_is_written_with_branch_and_an_older_line_with_path_still_reads() {

@@ -37,22 +37,6 @@ impl SessionId {
         (id.len() <= MAX_ID_LEN && safe_name(id)).then(|| SessionId(id.to_owned()))
     }
 
-    /// The id of the session the agent's commands run in: `CLAUDE_CODE_SESSION_ID`
-    /// (Claude Code), else `CODEX_THREAD_ID` (Codex CLI, the same id its Stop event sends
-    /// as `session_id`); Gemini CLI gives its shell none (SPEC §20). Inside a reviewer
-    /// there is none to bind: the reviewer's throwaway session must never take the plan
-    /// it reviews.
-    pub fn from_env() -> Option<SessionId> {
-        use crate::env::Var;
-        if crate::store::project::inside_reviewer() {
-            return None;
-        }
-        [Var::ClaudeSessionId, Var::CodexThreadId]
-            .into_iter()
-            .find_map(|v| v.get_os())
-            .and_then(|id| SessionId::parse(&id.to_string_lossy()))
-    }
-
     pub fn as_str(&self) -> &str {
         &self.0
     }

@@ -7,6 +7,7 @@
 //! user's config.toml; Gemini: a settings file of the lane's own and the workspace trusted
 //! for that session), never to a path.
 
+use crate::commands::settings::RunSettings;
 use crate::model::host::Client;
 use serde_json::{Value, json};
 use std::ffi::OsString;
@@ -41,12 +42,9 @@ fn hooks_json(event: &str, timeout: u64) -> Value {
     json!({"hooks": {event: [{"hooks": [{"type": "command", "command": hook_command(), "timeout": timeout}]}]}})
 }
 
-/// The program: `TASKIE_AGENT`, else the CLI's own name (found on PATH).
-pub fn program(agent: Client) -> PathBuf {
-    crate::env::Var::Agent
-        .get_os()
-        .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from(agent.name()))
+/// The program: `TASKIE_AGENT` (`agent_var`), else the CLI's own name (found on PATH).
+pub fn program(agent: Client, agent_var: Option<&Path>) -> PathBuf {
+    agent_var.map_or_else(|| PathBuf::from(agent.name()), Path::to_path_buf)
 }
 
 /// Codex's `-c` override that gives the session its Stop hook.
@@ -115,15 +113,20 @@ pub fn arguments(agent: Client, worktree: &Path, gate: &Path) -> Vec<String> {
 
 /// Readies a lane's agent: the hook configuration it needs written, and the hook checked
 /// to be armed. An error says why the lane must not start.
-pub fn prepare(agent: Client, worktree: &Path, gate: &Path) -> Result<Launch, String> {
-    let program = program(agent);
+pub fn prepare(
+    agent: Client,
+    run: &RunSettings,
+    worktree: &Path,
+    gate: &Path,
+) -> Result<Launch, String> {
+    let program = program(agent, run.agent.as_deref());
     let mut env = Vec::new();
     match agent {
         Client::Claude => claude::check()?,
-        Client::Codex => codex::arm(&program, worktree)?,
+        Client::Codex => codex::arm(&program, worktree, run)?,
         Client::Gemini => {
             let settings = gate.join(GEMINI_SETTINGS);
-            gemini::write_settings(&settings)?;
+            gemini::write_settings(&settings, run.gemini_system_settings.as_deref())?;
             gemini::check_dirs(&settings)?;
             // Headless sessions trust their workspace by this variable, the CLI's documented
             // way; without trust Gemini loads no hook.
@@ -170,7 +173,7 @@ mod claude {
 }
 
 pub(crate) mod codex {
-    use super::codex_hook_override;
+    use super::{RunSettings, codex_hook_override};
     use serde::Deserialize;
     use std::io::{BufRead, BufReader, Write};
     use std::path::{Path, PathBuf};
@@ -205,13 +208,13 @@ pub(crate) mod codex {
 
     /// Makes the run's hook trusted in Codex and proves it: Codex lists it for this
     /// worktree as enabled and trusted, or the lane is refused.
-    pub(super) fn arm(program: &Path, worktree: &Path) -> Result<(), String> {
+    pub(super) fn arm(program: &Path, worktree: &Path, run: &RunSettings) -> Result<(), String> {
         let _one = CONFIG.lock().unwrap_or_else(|e| e.into_inner());
         let hook = ours(&list(program, worktree)?)?;
         if hook.trust_status == "trusted" {
             return Ok(());
         }
-        let config = config_path()?;
+        let config = config_path(run)?;
         trust(&config, &hook.key, &hook.current_hash)?;
         let again = ours(&list(program, worktree)?)?;
         if again.trust_status == "trusted" {
@@ -248,15 +251,15 @@ pub(crate) mod codex {
     }
 
     /// `$CODEX_HOME/config.toml`, else `~/.codex/config.toml`.
-    fn config_path() -> Result<PathBuf, String> {
-        use crate::env::Var;
-        if let Some(home) = Var::CodexHome.get_os() {
-            return Ok(PathBuf::from(home).join("config.toml"));
+    fn config_path(run: &RunSettings) -> Result<PathBuf, String> {
+        if let Some(home) = &run.codex_home {
+            return Ok(home.join("config.toml"));
         }
-        let home = Var::Home
-            .get_os()
+        let home = run
+            .home
+            .as_ref()
             .ok_or("neither CODEX_HOME nor HOME is set: Codex's config.toml cannot be found")?;
-        Ok(PathBuf::from(home).join(".codex/config.toml"))
+        Ok(home.join(".codex/config.toml"))
     }
 
     /// The hooks Codex would run in `worktree` with the run's hook given: `codex app-server`'s
@@ -377,19 +380,16 @@ pub(crate) mod gemini {
 
     /// Where Gemini reads its system settings, which this lane's file replaces: they are
     /// copied into it so an administrator's settings still hold.
-    fn system_settings() -> std::path::PathBuf {
-        crate::env::Var::GeminiSystemSettings
-            .get_os()
-            .map(Into::into)
-            .unwrap_or_else(|| {
-                if cfg!(target_os = "macos") {
-                    "/Library/Application Support/GeminiCli/settings.json".into()
-                } else if cfg!(windows) {
-                    r"C:\ProgramData\gemini-cli\settings.json".into()
-                } else {
-                    "/etc/gemini-cli/settings.json".into()
-                }
-            })
+    fn system_settings(var: Option<&Path>) -> std::path::PathBuf {
+        var.map(Path::to_path_buf).unwrap_or_else(|| {
+            if cfg!(target_os = "macos") {
+                "/Library/Application Support/GeminiCli/settings.json".into()
+            } else if cfg!(windows) {
+                r"C:\ProgramData\gemini-cli\settings.json".into()
+            } else {
+                "/etc/gemini-cli/settings.json".into()
+            }
+        })
     }
 
     /// The system settings (if any) with the run's AfterAgent hook added; its timeout in
@@ -411,8 +411,9 @@ pub(crate) mod gemini {
         v
     }
 
-    pub(super) fn write_settings(path: &Path) -> Result<(), String> {
-        let system = std::fs::read_to_string(system_settings()).ok();
+    /// `system_var`: `GEMINI_CLI_SYSTEM_SETTINGS_PATH`, from the run's settings.
+    pub(super) fn write_settings(path: &Path, system_var: Option<&Path>) -> Result<(), String> {
+        let system = std::fs::read_to_string(system_settings(system_var)).ok();
         let text = settings(system.as_deref()).to_string();
         std::fs::write(path, text).map_err(|e| format!("cannot write {}: {e}", path.display()))
     }

@@ -27,6 +27,8 @@ pub struct Context {
     pub json: bool,
     /// The live table, plain lines or JSON events of the run's lanes.
     pub progress: crate::commands::run::progress::Progress,
+    /// What the run reads from the environment (`Options::settings`).
+    pub settings: crate::commands::settings::RunSettings,
 }
 
 impl Context {
@@ -100,7 +102,7 @@ impl Context {
         state.apply(&entry);
         let root = &self.project.root;
         if let Some(n) = crate::store::notify::for_run_entry(&entry, &self.plan, &self.run, root) {
-            crate::store::notify::send(&n, &self.project.logs());
+            crate::store::notify::send(&n, &self.project.logs(), &self.settings.notify);
         }
         self.progress.update();
         Ok(())

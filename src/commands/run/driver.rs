@@ -142,7 +142,7 @@ fn lane(
 /// bug there would.
 #[cfg(debug_assertions)]
 fn test_panic(task: &str) {
-    if crate::env::Var::TestPanicLane.get().as_deref() == Some(task) {
+    if crate::env::test_switches().panic_lane.as_deref() == Some(task) {
         panic!("TASKIE_TEST_PANIC_LANE names task {task}");
     }
 }

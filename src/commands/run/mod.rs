@@ -33,6 +33,8 @@ pub struct Options {
     pub land: Land,
     pub json: bool,
     pub resume: bool,
+    /// What the run reads from the environment, resolved where it was entered.
+    pub settings: crate::commands::settings::RunSettings,
 }
 
 pub fn run(inv: &Invocation, opts: &Options, out: &mut dyn Write) -> Result<(), Error> {

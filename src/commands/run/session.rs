@@ -166,7 +166,7 @@ pub fn run(
     };
     // The hook configured, trusted and checked before the session starts: a lane whose
     // hook would not run is never started.
-    let launch = match agent::prepare(agent, worktree, &gate) {
+    let launch = match agent::prepare(agent, &ctx.settings, worktree, &gate) {
         Ok(l) => l,
         Err(e) => {
             return ended(Err(format!("the lane's hook is not armed: {e}")));

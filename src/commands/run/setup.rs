@@ -139,7 +139,12 @@ pub fn open(target: &Target, checkout: Git, opts: &Options) -> Result<(Context, 
             .run(&["branch", &integration, &state.base])
             .map_err(|e| refused(e.to_string()))?;
     }
-    let work = run::work_dir(&state.run, &common);
+    let work = run::work_dir(
+        &state.run,
+        &common,
+        opts.settings.data_home.as_deref(),
+        opts.settings.home.as_deref(),
+    );
     fs_err::create_dir_all(&work)?;
     let work = work.canonicalize()?;
     // The run's CLIs as it began with them.
@@ -171,6 +176,7 @@ pub fn open(target: &Target, checkout: Git, opts: &Options) -> Result<(Context, 
         titles,
         agents,
         json: opts.json,
+        settings: opts.settings.clone(),
     };
     Ok((ctx, state))
 }

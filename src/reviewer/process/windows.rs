@@ -40,13 +40,16 @@ pub(super) struct Tree {
 /// The program to start for `spec`, and arguments before its own: an npm `.cmd` shim is
 /// replaced by what it runs (`shim.rs`), looked up on the PATH the reviewer gets.
 pub(super) fn program(spec: &Spec) -> (std::ffi::OsString, Vec<std::ffi::OsString>) {
+    // The one read of the environment below an entry point (docs/architecture.md): the
+    // PATH the child inherits, read where the child is spawned, as `Command` itself does;
+    // every program this spawns (reviewers, git) is looked up on it.
     let path = spec
         .env
         .iter()
         .rev()
         .find(|(k, _)| k.eq_ignore_ascii_case("PATH"))
         .map(|(_, v)| v.clone())
-        .or_else(|| crate::env::Var::Path.raw());
+        .or_else(|| crate::env::Var::Path.env_raw());
     super::shim::resolve(&spec.program, path.as_deref(), &spec.cwd)
 }
 
