@@ -65,7 +65,19 @@ fn hook_stop(p: &Project, api: &FakeApi, home: &Path) -> Run {
 
 /// [`hook_stop`] with the environment adjusted by `adjust`.
 fn hook_stop_with(p: &Project, api: &FakeApi, home: &Path, adjust: impl Fn(&mut Command)) -> Run {
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_taskie-hook"));
+    let hook = Path::new(env!("CARGO_BIN_EXE_taskie-hook"));
+    hook_stop_program(hook, p, api, home, adjust)
+}
+
+/// [`hook_stop_with`], `hook` being the taskie-hook program.
+fn hook_stop_program(
+    hook: &Path,
+    p: &Project,
+    api: &FakeApi,
+    home: &Path,
+    adjust: impl Fn(&mut Command),
+) -> Run {
+    let mut cmd = Command::new(hook);
     cli_env(&mut cmd, &api.base_url(), home);
     adjust(&mut cmd);
     let mut child = cmd
@@ -165,42 +177,94 @@ fn the_real_claude_reads_a_long_prompt_whole_on_stdin() {
 }
 
 /// SPEC §8: the reviewer's file-editing tools reach its review file and nothing else.
-/// The scripted model first writes another file of the project, then its review file;
-/// the real CLI (as root here, like unattended agents in containers) denies the first
-/// and allows the second.
+/// The scripted model writes a new file of the project, reads and then edits an existing
+/// one, then writes its review file; the real CLI denies the first two and allows the
+/// last. Run as root, as unattended agents in containers run (Claude Code refuses its
+/// permission bypass to root, so the allow-list is what holds there), and again as an
+/// ordinary user: the rule must hold for both.
 #[test]
-fn the_real_claude_reviewer_may_write_its_review_file_and_no_other() {
+fn the_real_claude_reviewer_may_write_its_review_file_and_no_other_as_root_and_as_an_ordinary_user()
+{
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    let euid = unsafe { libc::geteuid() };
+    assert_eq!(
+        euid, 0,
+        "this test proves the rule for root and for an ordinary user: run the slow tier as \
+         root (CI does), it drops to the ordinary user itself"
+    );
+    review_file_only(None);
+    review_file_only(Some(NOBODY));
+}
+
+/// The user and group `nobody` / `nogroup` have on Linux distributions.
+const NOBODY: u32 = 65534;
+
+/// The scenario of the test above, run by the current user or, with `user`, by that
+/// ordinary user (the hook and so the reviewer run as it; the project, the CLI's home and
+/// the two programs are made its own or reachable to it).
+fn review_file_only(user: Option<u32>) {
     let p = Project::new().plan("p").state(due("plan-review"));
     let home = tempfile::tempdir().unwrap();
     let outside = p.root().join("src.txt");
+    let existing = p.root().join("lib.rs");
+    std::fs::write(&existing, "pub fn f() {}\n").unwrap();
     let review = p.plan_dir().join("plan-review-1.md");
-    let (o, r) = (outside.clone(), review.clone());
+    let (o, e, r) = (outside.clone(), existing.clone(), review.clone());
     let api = FakeApi::start(move |req| match req.assistant_turns() {
         0 => Reply::tool(
             "Write",
             json!({"file_path": o, "content": "changed by the reviewer\n"}),
         ),
-        1 => Reply::tool(
+        1 => Reply::tool("Read", json!({"file_path": e})),
+        2 => Reply::tool(
+            "Edit",
+            json!({"file_path": e, "old_string": "pub fn f() {}", "new_string": "pub fn f() { tampered() }"}),
+        ),
+        3 => Reply::tool(
             "Write",
             json!({"file_path": r, "content": "# Review\n\n- Step 2 has no test\n\nVERDICT: FAIL\n"}),
         ),
-        2 => Reply::tool(
+        4 => Reply::tool(
             "StructuredOutput",
             json!({"verdict": "FAIL", "summary": "Wrote the review.", "findings": ["Step 2 has no test"]}),
         ),
         _ => Reply::text("Done."),
     });
-    let run = hook_stop(&p, &api, home.path());
-    assert!(run.reason().contains("Verdict: FAIL"), "{}", run.stdout);
+    let run = match user {
+        None => hook_stop(&p, &api, home.path()),
+        Some(uid) => {
+            let bin = tempfile::tempdir().unwrap();
+            let hook = reachable(Path::new(env!("CARGO_BIN_EXE_taskie-hook")), bin.path());
+            let claude = reachable(claude_cli::binary(), bin.path());
+            for dir in [p.root().parent().unwrap(), home.path(), bin.path()] {
+                chown_all(dir, uid);
+            }
+            hook_stop_program(&hook, &p, &api, home.path(), |c| {
+                use std::os::unix::process::CommandExt;
+                c.env("TASKIE_REVIEWER", &claude).uid(uid).gid(uid);
+            })
+        }
+    };
+    let who = user.map_or("root".to_string(), |u| format!("uid {u}"));
+    assert!(
+        run.reason().contains("Verdict: FAIL"),
+        "{who}: {}",
+        run.stdout
+    );
     assert!(
         !outside.exists(),
-        "the write outside the review file was denied"
+        "{who}: the write outside the review file was denied"
+    );
+    assert_eq!(
+        std::fs::read_to_string(&existing).unwrap(),
+        "pub fn f() {}\n",
+        "{who}: the edit of another file was denied"
     );
     assert!(
         std::fs::read_to_string(&review)
             .unwrap()
             .contains("- Step 2 has no test\n\nVERDICT: FAIL"),
-        "the review file was written by the reviewer itself"
+        "{who}: the review file was written by the reviewer itself"
     );
     let last = api
         .requests()
@@ -209,18 +273,45 @@ fn the_real_claude_reviewer_may_write_its_review_file_and_no_other() {
         .next_back()
         .unwrap();
     let results = last.tool_results();
+    for denied in [&results[0], &results[2]] {
+        assert!(
+            denied.is_error && denied.text.to_lowercase().contains("permission"),
+            "{who}: denied in the CLI's words: {denied:?}"
+        );
+    }
     assert!(
-        results[0].is_error && results[0].text.to_lowercase().contains("permission"),
-        "denied in the CLI's words: {:?}",
-        results[0]
+        !results[1].is_error && !results[3].is_error,
+        "{who}: reading, and writing the review file, allowed: {results:?}"
     );
-    assert!(!results[1].is_error, "allowed: {:?}", results[1]);
     let first = api.requests().into_iter().find_map(|r| r.messages).unwrap();
     assert!(
         first.has_tool("Bash") && first.has_tool("Read"),
-        "{:?}",
+        "{who}: {:?}",
         first.tool_names()
     );
+}
+
+/// `program` at a path every user can reach (the build and the CLI cache may lie under
+/// root's home): a hard link in `dir`, or a copy across file systems.
+fn reachable(program: &Path, dir: &Path) -> std::path::PathBuf {
+    let to = dir.join(program.file_name().unwrap());
+    if std::fs::hard_link(program, &to).is_err() {
+        std::fs::copy(program, &to).unwrap();
+    }
+    to
+}
+
+/// Gives `dir` and everything below it to `uid` (its group the same number).
+fn chown_all(dir: &Path, uid: u32) {
+    std::os::unix::fs::chown(dir, Some(uid), Some(uid)).unwrap();
+    for entry in std::fs::read_dir(dir).unwrap().flatten() {
+        let path = entry.path();
+        if entry.file_type().unwrap().is_dir() {
+            chown_all(&path, uid);
+        } else {
+            std::os::unix::fs::lchown(&path, Some(uid), Some(uid)).unwrap();
+        }
+    }
 }
 
 #[test]

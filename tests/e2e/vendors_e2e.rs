@@ -291,3 +291,117 @@ fn a_real_codex_and_gemini_panel_passes_the_cycle_in_one_stop() {
         sent.iter().map(|r| &r.path).collect::<Vec<_>>()
     );
 }
+
+/// SPEC §8 with the real codex: its read-only sandbox denies a reviewer's shell command
+/// that writes a file of the project, even as root, and the review goes on.
+#[test]
+fn the_real_codex_reviewers_shell_cannot_write_the_project() {
+    let api = FakeOpenAi::start(|req| {
+        let Some(body) = req.json().filter(|_| req.path.ends_with("/responses")) else {
+            return fake_openai::Reply::Json {
+                status: 404,
+                body: json!({"error": {"message": "not here"}}),
+            };
+        };
+        let ran = body["input"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|i| i["type"] == "function_call_output");
+        let item = if ran {
+            let answer = json!({"verdict": "FAIL", "summary": "Tried to write.", "findings": ["Step 2 has no test"]});
+            fake_openai::message(&answer.to_string())
+        } else {
+            fake_openai::function_call(
+                "exec_command",
+                &json!({"cmd": "echo tampered >> lib.rs"}),
+                "call-1",
+            )
+        };
+        fake_openai::Reply::Output {
+            items: vec![item],
+            input_tokens: 100,
+            output_tokens: 10,
+        }
+    })
+    .unwrap();
+    let h = home();
+    let p = with_codex(
+        plan(json!({"reviewers": ["codex:gpt-5-codex"]})),
+        &api,
+        h.path(),
+    );
+    std::fs::write(p.root().join("lib.rs"), "pub fn f() {}\n").unwrap();
+    crate::support::git(&p.root(), &["init", "-q"]);
+    crate::support::git(&p.root(), &["add", "lib.rs"]);
+    crate::support::git(&p.root(), &["commit", "-q", "-m", "start"]);
+    let run = p.stop();
+    assert!(run.is_block(), "the FAIL verdict stands: {}", run.stdout);
+    let output: Vec<String> = api
+        .requests()
+        .iter()
+        .filter_map(|r| r.json())
+        .flat_map(|b| b["input"].as_array().cloned().unwrap_or_default())
+        .filter(|i| i["type"] == "function_call_output")
+        .map(|i| i["output"].to_string())
+        .collect();
+    assert!(
+        !output.is_empty(),
+        "codex ran the command and reported back"
+    );
+    assert_eq!(
+        std::fs::read_to_string(p.root().join("lib.rs")).unwrap(),
+        "pub fn f() {}\n",
+        "the write was denied; codex told the model: {output:?}"
+    );
+    assert!(
+        p.last_event().get("worktree").is_none(),
+        "nothing changed: {}",
+        p.last_event()
+    );
+}
+
+/// SPEC §8 with the real gemini: in `--approval-mode default`, headless, the model is
+/// offered reading tools only, none that writes a file or runs a shell.
+#[test]
+fn the_real_gemini_reviewer_is_offered_no_tool_that_writes_or_runs_commands() {
+    let api = FakeGemini::start(|_| fake_gemini::Reply::Text {
+        text: "## Review\n\nRead the plan.\n\nVERDICT: FAIL".into(),
+        prompt_tokens: 100,
+        output_tokens: 10,
+    })
+    .unwrap();
+    let h = home();
+    let p = with_gemini(
+        plan(json!({"reviewers": ["gemini:gemini-2.5-pro"]})),
+        &api,
+        h.path(),
+    );
+    let run = p.stop();
+    assert!(run.is_block(), "{}", run.stdout);
+    let offered: Vec<String> = api
+        .requests()
+        .iter()
+        .filter_map(|r| r.json())
+        .flat_map(|b| b["tools"].as_array().cloned().unwrap_or_default())
+        .flat_map(|t| {
+            t["functionDeclarations"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
+        })
+        .filter_map(|d| d["name"].as_str().map(str::to_string))
+        .collect();
+    assert!(
+        offered.iter().any(|t| t == "read_file"),
+        "gemini offers its reading tools: {offered:?}"
+    );
+    for t in &offered {
+        assert!(
+            !["write", "replace", "edit", "shell"]
+                .iter()
+                .any(|w| t.contains(w)),
+            "{t} writes or runs commands; offered: {offered:?}"
+        );
+    }
+}
