@@ -137,6 +137,17 @@ impl Cycle {
 /// The most a finding's text, or an answer, keeps (the review file has it all).
 pub const TEXT_CHARS: usize = 2000;
 
+/// The most bytes findings.json holds when shorter texts can make it so: half of what its
+/// reader takes (4 MiB, `store::fs::PLAN_FILE_LIMIT`), so the plan's own ledger never
+/// becomes one it cannot read.
+pub const LEDGER_MAX: usize = 2 * 1024 * 1024;
+
+/// The lengths texts are cut to, in turn, while the ledger is past [`LEDGER_MAX`]. At the
+/// last a finding takes at most about 330 bytes (NULs, written as six bytes each, answered
+/// in 3-byte letters): a cycle would need over 12,000 findings (some 120 reviews each
+/// raising the most one may add) to outgrow the reader.
+const CLIPPED_TEXT_CHARS: [usize; 3] = [500, 100, 20];
+
 /// The most new findings one review adds; the rest are named by one more finding that
 /// points to the review file.
 pub const NEW_PER_REVIEW: usize = 100;
@@ -185,10 +196,50 @@ impl Ledger {
         serde_json::from_slice(bytes).map_err(|e| e.to_string())
     }
 
+    /// The ledger as findings.json holds it: at most [`LEDGER_MAX`] bytes whenever shorter
+    /// copies of its texts can make it so. A long cycle of long findings (100 new ones a
+    /// review, 2,000 characters each, in a script of 3-byte letters) outgrew the file's
+    /// reader within a few reviews and stopped the plan; past the bound every text and
+    /// answer is kept shorter (the review files keep every word), never an id, a status
+    /// or a count.
     pub fn to_json(&self) -> String {
+        let text = self.pretty();
+        if text.len() <= LEDGER_MAX {
+            return text;
+        }
+        let mut fitted = self.clone();
+        let mut text = text;
+        for max in CLIPPED_TEXT_CHARS {
+            fitted.clip_texts(max);
+            text = fitted.pretty();
+            if text.len() <= LEDGER_MAX {
+                break;
+            }
+        }
+        text
+    }
+
+    fn pretty(&self) -> String {
         let mut text = serde_json::to_string_pretty(self).unwrap_or_else(|_| "{}".into());
         text.push('\n');
         text
+    }
+
+    /// Every text and answer the ledger keeps, [`clip`](crate::model::text::clip)ped to
+    /// `max` characters.
+    fn clip_texts(&mut self, max: usize) {
+        let clip = |t: &mut String| {
+            if t.chars().count() > max {
+                *t = crate::model::text::clip(t, max);
+            }
+        };
+        for f in self.cycles.iter_mut().flat_map(|c| c.findings.iter_mut()) {
+            clip(&mut f.text);
+            f.answer.as_mut().map(clip);
+        }
+        if let Some(p) = &mut self.pending {
+            p.new.iter_mut().for_each(clip);
+        }
     }
 
     pub fn cycle(&self, review: &str, task: Option<u64>) -> Option<&Cycle> {
@@ -481,6 +532,75 @@ mod tests {
         let added = l.record_review("code-review", Some(1), 1, &s(&["Leak"]), &[], &[]);
         assert_eq!(added[0].0, "F1");
         assert_eq!(l.cycles.len(), 2);
+    }
+
+    /// The longest cycle a reviewer can write (the most new findings a review adds, each as
+    /// long as a finding keeps, in NULs that JSON writes as six bytes each, every one
+    /// answered at length in 3-byte letters) stays within the bound its reader takes,
+    /// keeping every id, status and count; the next id follows on.
+    #[test]
+    fn the_longest_cycle_of_the_longest_findings_stays_within_the_ledgers_bound() {
+        let text = "\u{0}".repeat(TEXT_CHARS);
+        let answer = "漢".repeat(TEXT_CHARS);
+        let mut l = Ledger::default();
+        // Three such reviews are past the 4 MiB the ledger's reader takes.
+        let reviews = 3;
+        for i in 1..=reviews {
+            let new: Vec<String> = (0..NEW_PER_REVIEW + 5).map(|_| text.clone()).collect();
+            let added = l.record_review("plan-review", None, i, &new, &[], &[]);
+            let answers: String = added
+                .iter()
+                .map(|(id, _)| format!("{id}: won't fix {answer}\n"))
+                .collect();
+            assert!(
+                l.record_post_review("plan-review", None, &answers)
+                    .is_empty()
+            );
+        }
+        let full = l.pretty().len();
+        assert!(full > 4 * 1024 * 1024, "{full} bytes");
+        let json = l.to_json();
+        assert!(json.len() <= LEDGER_MAX, "{} bytes", json.len());
+        let mut back = Ledger::parse(json.as_bytes()).unwrap();
+        let n = reviews * (NEW_PER_REVIEW as u64 + 1);
+        assert_eq!(
+            back.counts("plan-review", None),
+            l.counts("plan-review", None)
+        );
+        assert_eq!(back.cycles[0].findings.len() as u64, n);
+        assert_eq!(back.cycles[0].new_per_review, l.cycles[0].new_per_review);
+        assert!(
+            back.cycles[0]
+                .findings
+                .iter()
+                .all(|f| f.status == Status::Dismissed)
+        );
+        let added = back.record_review(
+            "plan-review",
+            None,
+            reviews + 1,
+            &s(&["One more"]),
+            &[],
+            &[],
+        );
+        assert_eq!(added[0].0, format!("F{}", n + 1));
+        // At the shortest texts, what a finding takes bounds how many a cycle may hold
+        // before the ledger outgrows its reader (CLIPPED_TEXT_CHARS says how many).
+        let mut shortest = l.clone();
+        shortest.clip_texts(CLIPPED_TEXT_CHARS[CLIPPED_TEXT_CHARS.len() - 1]);
+        let per_finding = shortest.pretty().len() as u64 / n;
+        assert!(per_finding <= 400, "{per_finding} bytes a finding");
+        // Under the bound, nothing is cut.
+        let mut small = Ledger::default();
+        small.record_review(
+            "plan-review",
+            None,
+            1,
+            std::slice::from_ref(&text),
+            &[],
+            &[],
+        );
+        assert_eq!(Ledger::parse(small.to_json().as_bytes()), Ok(small));
     }
 
     #[test]

@@ -91,6 +91,9 @@ impl Gathered {
 /// empty when there is none yet, with a review it holds pending settled against the state
 /// on disk. A ledger that cannot be read is an error naming the file and the fix, never a
 /// new ledger: that would give its ids again.
+// The ledger the plan writes is always one its reader takes.
+const _: () = assert!(crate::model::findings::LEDGER_MAX as u64 <= PLAN_FILE_LIMIT / 2);
+
 pub fn findings(dir: &Path) -> Result<crate::model::findings::Ledger, String> {
     let mut ledger = findings_as_written(dir)?.unwrap_or_default();
     if ledger.pending.is_some() {
