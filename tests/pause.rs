@@ -364,3 +364,41 @@ fn a_gemini_delay_of_nothing_or_beyond_eight_days_is_a_counted_failure() {
     p.stop();
     assert_eq!(p.state_json()["paused_until"], "2026-12-02T10:00:00Z");
 }
+
+/// A clock at the end of the calendar (year 9999): the reset lies past the last instant a
+/// timestamp holds, so `paused_until` is stored as that last instant, a stamp every reader
+/// accepts (a bare number was written before, which its own reader refused), and the
+/// pause message neither overflows nor panics. The next stop, `taskie validate` and
+/// `taskie status` all read the pause back.
+#[test]
+fn a_pause_past_the_end_of_the_calendar_is_stored_as_a_stamp_every_reader_accepts() {
+    let now = jiff::Timestamp::MAX.as_second() - 60;
+    let p = plan_at(json!({"reviewers": ["gemini:gemini-2.5-pro"]}), now)
+        .gemini(&Vendor::usage_limit_until("3600s"));
+    let msg = p.stop().message();
+    assert!(
+        msg.contains("paused until 9999-12-") && msg.contains("no failure was counted"),
+        "{msg}"
+    );
+    let s = p.state_json();
+    let until = s["paused_until"]
+        .as_str()
+        .unwrap_or_else(|| panic!("a stamp, never a bare number: {s}"));
+    assert!(
+        until.starts_with("9999-12-") && until.ends_with('Z'),
+        "{until}"
+    );
+    p.run_taskie(&["validate"]).ok();
+    let status = p.run_taskie(&["status"]);
+    assert!(status.ok().contains("until 9999-12-"), "{}", status.stdout);
+    let msg = p.stop().message();
+    assert!(
+        msg.contains("paused until 9999-12-") && msg.contains("No reviewer ran"),
+        "{msg}"
+    );
+    assert_eq!(
+        p.vendor_calls("gemini"),
+        1,
+        "the paused stop ran no reviewer"
+    );
+}

@@ -6,10 +6,17 @@
 /// so what is written is always what [`parse_stamp`] reads back: a bare number, or a
 /// negative year, would be refused by its own reader.
 pub fn stamp(unix: i64) -> String {
-    jiff::Timestamp::from_second(unix.clamp(0, jiff::Timestamp::MAX.as_second()))
+    jiff::Timestamp::from_second(within_calendar(unix))
         .unwrap_or(jiff::Timestamp::UNIX_EPOCH)
         .strftime("%Y-%m-%dT%H:%M:%SZ")
         .to_string()
+}
+
+/// `unix` moved into the calendar a stamp holds (1970–9999), as [`stamp`] stores it. A
+/// pause is decided on this instant, so the one state.json records is the one its message
+/// names (a reset past year 9999 was named as a bare number of seconds).
+pub fn within_calendar(unix: i64) -> i64 {
+    unix.clamp(0, jiff::Timestamp::MAX.as_second())
 }
 
 /// A stored `paused_until`: an RFC 3339 instant (any offset), to the second.

@@ -249,6 +249,7 @@ impl FailedRun {
         else {
             return self.reviewed(log);
         };
+        let until = pause::within_calendar(until);
         let why = match pause::check_reset(until, now) {
             Ok(()) => {
                 return Reviewed::Paused {
