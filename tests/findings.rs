@@ -170,29 +170,50 @@ fn taskie_mark_post_review_reports_the_ids_it_leaves_unanswered() {
     assert_eq!(p.state_json()["next_phase"], "plan-review");
 }
 
+/// Each ledger, as a directory or as a link to a file outside the project (whose text
+/// would then go into the reviewer's prompt), is refused by `taskie validate`, naming it.
 #[test]
 fn taskie_validate_refuses_a_ledger_that_is_a_directory_or_a_link_out_of_taskie() {
-    let p = Project::new().plan("p").state(due("plan-review"));
-    let outside = tempfile::tempdir().unwrap();
-    std::fs::write(outside.path().join("secret.json"), "{\"cycles\":[]}\n").unwrap();
-    std::os::unix::fs::symlink(
-        outside.path().join("secret.json"),
-        p.plan_dir().join("findings.json"),
-    )
-    .unwrap();
-    std::fs::create_dir(p.plan_dir().join("spend.json")).unwrap();
-    let run = p.run_taskie(&["validate"]);
-    let err = run.fails_with(1).to_string();
-    assert!(
-        run.stdout.contains(
-            ".taskie/plans/p/findings.json is a symbolic link; taskie neither reads nor writes its files through a link"
-        ) && run
-            .stdout
-            .contains(".taskie/plans/p/spend.json is a directory; taskie keeps a file there"),
-        "{}",
-        run.stdout
-    );
-    assert!(err.contains("files taskie cannot use"), "{err}");
+    for (linked, dir) in [
+        ("findings.json", "spend.json"),
+        ("spend.json", "findings.json"),
+    ] {
+        let p = Project::new().plan("p").state(due("plan-review"));
+        let outside = tempfile::tempdir().unwrap();
+        std::fs::write(outside.path().join("secret.json"), "{\"cycles\":[]}\n").unwrap();
+        std::os::unix::fs::symlink(
+            outside.path().join("secret.json"),
+            p.plan_dir().join(linked),
+        )
+        .unwrap();
+        std::fs::create_dir(p.plan_dir().join(dir)).unwrap();
+        let run = p.run_taskie(&["validate"]);
+        let err = run.fails_with(1).to_string();
+        assert!(
+            run.stdout.contains(&format!(
+                ".taskie/plans/p/{linked} is a symbolic link; taskie neither reads nor writes its files through a link"
+            )) && run.stdout.contains(&format!(
+                ".taskie/plans/p/{dir} is a directory; taskie keeps a file there"
+            )),
+            "{}",
+            run.stdout
+        );
+        assert!(err.contains("files taskie cannot use"), "{err}");
+        // The hook refuses the linked findings ledger too: nothing of the outside file
+        // reaches a reviewer's prompt.
+        if linked == "findings.json" {
+            std::fs::remove_dir(p.plan_dir().join(dir)).unwrap();
+            p.set_reviewer(&Fake::fail());
+            let run = p.stop();
+            let message = run.message();
+            assert!(
+                !run.is_block()
+                    && message.contains("findings.json cannot be read (it is a symbolic link"),
+                "{message}"
+            );
+            assert_eq!(p.reviewer_calls(), 0, "no review was started");
+        }
+    }
 }
 
 #[test]

@@ -207,50 +207,85 @@ fn a_kill_at_each_step_of_a_review_leaves_ledgers_that_agree_with_the_state() {
     }
 }
 
+/// Wraps every installed fake reviewer (claude, codex, gemini) so that it first edits
+/// state.json, as a reviewer may (it has every permission), then runs as before. Panel
+/// members run at once: each edit is the same and lands by rename, whoever goes last.
+fn reviewers_edit_the_state(p: &Project) {
+    let state = p.plan_dir().join("state.json");
+    for name in ["fake-claude", "fake-codex", "fake-gemini"] {
+        let fake = p.reviewer_dir().join(name);
+        let real = p.reviewer_dir().join(format!("{name}.real"));
+        std::fs::rename(&fake, &real).unwrap();
+        crate::support::write_executable(
+            &fake,
+            &format!(
+                "#!/bin/sh\nsed 's/\"max_reviews\": 50/\"max_reviews\": 51/' '{s}' > '{s}.'$$ && mv '{s}.'$$ '{s}'\n\
+                 exec '{real}' \"$@\"\n",
+                s = state.display(),
+                real = real.display()
+            ),
+        );
+    }
+}
+
+/// The discard path, in each mode: the reviewers ran and answered, but state.json changed
+/// while they ran, so the hook keeps that edit and throws the review away. The ledgers
+/// keep no finding of it and count no review; what it cost stays spent, as one failed
+/// attempt. The plan then goes on with ledgers that agree with the state.
 #[test]
 fn a_review_discarded_because_state_json_changed_leaves_no_finding_and_counts_no_review() {
-    let p = project(Mode::Single);
-    drive_to(&p, 1);
-    answer_post_review(&p);
-    // The reviewer edits state.json while it runs (it may: it has every permission).
-    p.set_reviewer(
-        &Fake::fail()
-            .file(None)
-            .shape(Shape::Review {
-                verdict: "FAIL",
-                summary: "Two problems.",
-                findings: &["Step 2 has no test", "The name is unclear"],
-            })
-            .extra(
-                "sed 's/\"max_reviews\": 50/\"max_reviews\": 51/' .taskie/plans/p/state.json > s.tmp \
-                 && mv s.tmp .taskie/plans/p/state.json",
-            ),
-    );
-    let run = p.stop();
-    assert!(
-        run.message()
-            .contains("state.json was changed while it ran"),
-        "{}",
-        run.stdout
-    );
-    assert_eq!(p.state_json()["max_reviews"], 51);
-    let spend = json_of(&p, "spend.json");
-    assert_eq!(
-        (&spend["plan"]["reviews"], &spend["plan"]["failed_attempts"]),
-        (&json!(1), &json!(1)),
-        "the discarded run cost money but is no review: {spend}"
-    );
-    let findings = json_of(&p, "findings.json");
-    assert_eq!(
-        findings["cycles"][0]["findings"].as_array().unwrap().len(),
-        2,
-        "only review 1's findings: {findings}"
-    );
-    p.set_reviewer(&Fake::fail().file(None).shape(Shape::Review {
-        verdict: "FAIL",
-        summary: "Two problems.",
-        findings: &["Step 2 has no test", "The name is unclear"],
-    }));
-    drive_to(&p, 3);
-    assert_eq!(disagreement(&p, Mode::Single), (Vec::new(), 0));
+    for mode in MODES {
+        let p = project(mode);
+        drive_to(&p, 1);
+        answer_post_review(&p);
+        let before = (json_of(&p, "findings.json"), json_of(&p, "spend.json"));
+        reviewers_edit_the_state(&p);
+        let run = p.stop();
+        assert!(
+            run.message()
+                .contains("state.json was changed while it ran"),
+            "{mode:?}: {}",
+            run.stdout
+        );
+        assert_eq!(
+            p.state_json()["max_reviews"],
+            51,
+            "{mode:?}: the edit is kept"
+        );
+        assert_eq!(p.state_json()["phase_iteration"], 1, "{mode:?}");
+        let spend = json_of(&p, "spend.json");
+        assert_eq!(
+            (&spend["plan"]["reviews"], &spend["plan"]["failed_attempts"]),
+            (&json!(mode.members()), &json!(1)),
+            "{mode:?}: the discarded run cost money but is no review: {spend}"
+        );
+        // Its time stays spent (codex's fake reports tokens, not dollars).
+        assert!(
+            spend["plan"]["review_seconds"].as_f64() > before.1["plan"]["review_seconds"].as_f64(),
+            "{mode:?}: its time stays spent: {spend}"
+        );
+        // The post-review's answers are recorded; no finding of the discarded run is.
+        let ids = |f: &Value| -> Vec<(Value, Value)> {
+            f["cycles"][0]["findings"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|x| (x["id"].clone(), x["opened"].clone()))
+                .collect()
+        };
+        let findings = json_of(&p, "findings.json");
+        assert_eq!(
+            (ids(&findings), &findings["cycles"][0]["new_per_review"]),
+            (ids(&before.0), &before.0["cycles"][0]["new_per_review"]),
+            "{mode:?}: only review 1's findings: {findings}"
+        );
+        assert_eq!(disagreement(&p, mode), (Vec::new(), 0), "{mode:?}");
+        // The reviewers no longer edit: the plan goes on, and the ledgers still agree.
+        for name in ["fake-claude", "fake-codex", "fake-gemini"] {
+            let fake = p.reviewer_dir().join(name);
+            std::fs::rename(p.reviewer_dir().join(format!("{name}.real")), &fake).unwrap();
+        }
+        drive_to(&p, 3);
+        assert_eq!(disagreement(&p, mode), (Vec::new(), 0), "{mode:?}");
+    }
 }

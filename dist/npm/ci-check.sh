@@ -135,6 +135,24 @@ check "no platform package: its answer is one systemMessage naming the tarballs 
 "${clean_env[@]}" PATH="$p3/bin:$sys_path" taskie --version >/dev/null 2>&1 && rc=0 || rc=$?
 check "no platform package: taskie exits 1 (rc $rc)" test "$rc" = 1
 
+# --- 3b. test-only switches are not in what users run -----------------------------------
+# TASKIE_TEST_NOW moves "now" in test builds only (cargo test's debug binaries): the
+# installed release binaries read the real clock whatever it says, so a plan paused until
+# 2100 stays paused with the variable set to 2128 (a test build would run the review).
+clock=$tmp/clock
+mkdir -p "$clock/.taskie/plans/p"
+printf '# Plan\n\nDo it.\n' >"$clock/.taskie/plans/p/plan.md"
+in_clock() { (cd "$clock" && "${clean_env[@]}" PATH="$p1/bin:$sys_path" TASKIE_TEST_NOW=5000000000 "$@" 2>&1); }
+if ! { in_clock taskie init p && in_clock taskie state set paused_until=2100-01-01T00:00:00Z; } >/dev/null; then
+  bad "a plan paused until 2100 for the clock checks" "$(in_clock taskie status)"
+fi
+out=$(in_clock taskie status) || true
+check "release taskie ignores TASKIE_TEST_NOW: the plan is still paused until 2100" \
+  grep -q 'Paused    until 2100-01-01 00:00 UTC' <<<"$out"
+out=$(echo '{"session_id":"ci-1","hook_event_name":"Stop","cwd":"'"$clock"'"}' | in_clock taskie-hook) || true
+check "release taskie-hook ignores TASKIE_TEST_NOW: no review, paused until 2100 ($out)" \
+  grep -q 'paused until 2100-01-01 00:00 UTC' <<<"$out"
+
 # --- 4. the plugin's launcher ------------------------------------------------------------
 # A copy of the Claude Code plugin as the client installs it (no checkout around it, so
 # no target/): only the npm install can serve it.
