@@ -6,6 +6,12 @@ use std::fmt;
 /// The agent CLI whose stop hook this is.
 pub type Client = crate::model::vendor::Vendor;
 
+/// The hook's own timeout as Taskie registers it with the clients, in seconds (Gemini's
+/// is the same in milliseconds): the plugin's hook files and `taskie run`'s lanes. A
+/// review must end before it, or the client ends the hook mid-review; tests hold the
+/// hook files to this number.
+pub const HOOK_TIMEOUT_SECS: u64 = 1800;
+
 impl Client {
     /// How its user runs a Taskie action.
     pub fn user_action(self, action: &str) -> String {

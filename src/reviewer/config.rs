@@ -11,10 +11,7 @@ use std::time::Duration;
 pub fn default_timeout_secs() -> u64 {
     Var::ReviewTimeout.default_number()
 }
-/// The hook's own timeout as Taskie registers it with the clients (1800 s; Gemini's is
-/// the same in milliseconds). A review must end before it, or the client ends the hook
-/// mid-review; tests hold the hook files to this number.
-pub const HOOK_TIMEOUT_SECS: u64 = 1800;
+pub use crate::model::host::HOOK_TIMEOUT_SECS;
 /// Enough for any real review; a runaway reviewer cannot exhaust memory.
 pub const STDOUT_LIMIT: usize = 32 * 1024 * 1024;
 pub const STDERR_LIMIT: usize = 1024 * 1024;

@@ -22,8 +22,8 @@ pub struct Launch {
     pub env: Vec<(&'static str, OsString)>,
 }
 
-/// Seconds a review may take at a stop: a hook's timeout (Gemini counts milliseconds).
-const HOOK_TIMEOUT_SECS: u64 = 1800;
+// Seconds a review may take at a stop: a hook's timeout (Gemini counts milliseconds).
+use crate::model::host::HOOK_TIMEOUT_SECS;
 
 /// The Gemini settings file of a lane, in its gate.
 pub const GEMINI_SETTINGS: &str = "gemini-settings.json";
