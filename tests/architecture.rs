@@ -473,26 +473,15 @@ fn the_environment_is_read_only_where_a_process_is_entered() {
     );
 }
 
-/// A plan's files are found through the plan handle (`store::project::PlanRef`) and the
-/// names in `model/plan_file.rs`: outside `store/` and `model/` no code joins "plans", a
-/// ledger's or the state's file name, or builds `.taskie/plans/<id>` in a format string.
-#[test]
-fn plan_paths_are_joined_only_in_store_and_model() {
+/// Where the code of `src/` (outside the folders `skip`, comments and test modules left
+/// out) contains one of `forbidden`: `file:line text` for each.
+fn code_lines_containing(forbidden: &[&str], skip: &[&str]) -> Vec<String> {
     let mut files = Vec::new();
     rust_files(&src(), &mut files);
-    let forbidden = [
-        "join(\"plans\")",
-        "\"state.json\"",
-        "\"findings.json\"",
-        "\"spend.json\"",
-        "\"events.jsonl\"",
-        ".taskie/plans/{",
-        ".taskie/plans\")",
-    ];
     let mut found = Vec::new();
     for file in &files {
         let rel = file.strip_prefix(src()).unwrap();
-        if rel.starts_with("store") || rel.starts_with("model") {
+        if skip.iter().any(|s| rel.starts_with(s)) {
             continue;
         }
         let text = std::fs::read_to_string(file).unwrap();
@@ -506,9 +495,55 @@ fn plan_paths_are_joined_only_in_store_and_model() {
             }
         }
     }
+    found
+}
+
+/// A plan's files are found through the plan handle (`store::project::PlanRef`) and the
+/// names in `model/plan_file.rs`: outside `store/` and `model/` no code joins "plans", a
+/// ledger's or the state's file name, or builds `.taskie/plans/<id>` in a format string.
+#[test]
+fn plan_paths_are_joined_only_in_store_and_model() {
+    let forbidden = [
+        "join(\"plans\")",
+        "\"state.json\"",
+        "\"findings.json\"",
+        "\"spend.json\"",
+        "\"events.jsonl\"",
+        ".taskie/plans/{",
+        ".taskie/plans\")",
+    ];
+    let found = code_lines_containing(&forbidden, &["store", "model"]);
     assert!(
         found.is_empty(),
         "plan paths built by hand (use store::project::PlanRef): {found:#?}"
+    );
+}
+
+/// The state machine has one home (docs/architecture.md, `model/machine.rs`): outside
+/// `model/` no code moves a plan's phase, resets a cycle or sets a cycle's counters by
+/// hand. The hook and the commands decide whether a transition happens and call its
+/// named function; `taskie state set` goes through the field table of `model/state`.
+#[test]
+fn states_change_only_through_the_model() {
+    let forbidden = [
+        ".set_phase(",
+        ".schedule(",
+        "cycle::reset(",
+        "apply_advance(",
+        "advance_by_decision(",
+        ".next_phase = ",
+        ".phase_iteration = ",
+        ".consecutive_clean = ",
+        ".review_failures = ",
+        ".review_model = ",
+        ".current_task = ",
+        ".max_reviews = ",
+        ".paused_by = ",
+    ];
+    let found = code_lines_containing(&forbidden, &["model"]);
+    assert!(
+        found.is_empty(),
+        "state transitions outside the model (add a named function to model/machine.rs): {found:#?}"
     );
 }
 

@@ -73,6 +73,18 @@ fn a_paused_plan_is_paused_on_every_surface_and_no_surface_says_the_review_runs(
         .state(state)
         .env("TASKIE_TEST_NOW", &NOW.to_string())
         .env("TZ", "UTC");
+    let until = "2026-11-24 12:14 UTC";
+    // The hook itself, and `mark`, before `resume` lifts the pause.
+    let stop = p.stop();
+    assert!(!stop.is_block(), "{}", stop.stdout);
+    assert!(stop.message().contains(until), "{}", stop.message());
+    assert!(stop.message().contains("taskie resume --plan p"));
+    let mark = p.run_taskie(&["mark", "continue-task"]);
+    let marked = mark.ok();
+    assert!(
+        marked.contains(&format!("paused until {until}")) && !marked.contains("Stop now"),
+        "{marked}"
+    );
     let s = Story::of(&p);
     assert_eq!(s.branch(), "paused", "{:#}", s.dry_run);
     assert_eq!(s.status["cycle"]["status"], "paused", "{:#}", s.status);
@@ -133,6 +145,18 @@ fn a_hard_stopped_plan_is_hard_stopped_for_taskie_resume_too() {
     let p = Project::new().plan("p").state(state);
     let s = Story::of(&p);
     assert_eq!(s.branch(), "hard-stop");
+    assert_eq!(s.status["cycle"]["status"], "hard-stop", "{:#}", s.status);
+    assert!(s.next_stop().contains("a hard stop"), "{}", s.next_stop());
+    assert!(s.answer().contains("review_failures=0"), "{}", s.answer());
+    let stop = p.stop();
+    assert!(stop.message().contains("hard stop"), "{}", stop.message());
+    assert!(stop.message().contains("review_failures=0"));
+    let mark = p.run_taskie(&["mark", "continue-task"]);
+    let marked = mark.ok();
+    assert!(
+        marked.contains("the next stop is a hard stop") && marked.contains("review_failures=0"),
+        "{marked}"
+    );
     assert!(s.resume.contains("hard-stopped"), "{}", s.resume);
     assert!(s.resume.contains("review_failures=0"), "{}", s.resume);
     assert!(!s.resume.contains("runs the review"), "{}", s.resume);
@@ -186,6 +210,18 @@ fn a_bullet_list_tasks_md_is_refused_by_mark_as_validate_and_the_hook_report_it(
     );
     let route = p.run_taskie(&["continue-plan"]);
     assert!(route.fails_with(1).contains(error), "{}", route.stderr);
+    let status = p.taskie_json(&["status", "--json"]);
+    assert_eq!(status["errors"], json!([error]), "{status:#}");
+    let dry_run = p.taskie_json(&["hook", "--dry-run", "--json"]);
+    assert_eq!(dry_run["branch"], "validation-failed", "{dry_run:#}");
+    assert!(dry_run["answer"].to_string().contains(error), "{dry_run:#}");
+    // `resume` says what the next stop does: it blocks on the error, not "no review is due".
+    let resume = p.run_taskie(&["resume"]);
+    let resumed = resume.ok();
+    assert!(
+        resumed.contains(error) && !resumed.contains("no review is due"),
+        "{resumed}"
+    );
     let stop = p.stop();
     assert!(stop.is_block() && stop.reason().contains(error));
 }
@@ -203,7 +239,19 @@ fn a_plan_without_state_json_routes_to_init_and_status_says_it_is_never_reviewed
             .contains("never reviews"),
         "{status:#}"
     );
+    let dry_run = p.taskie_json(&["hook", "--dry-run", "--json"]);
+    assert_eq!(dry_run["branch"], "no-review-due", "{dry_run:#}");
+    for command in [
+        &["resume"][..],
+        &["mark", "continue-task"],
+        &["state", "get"],
+    ] {
+        let run = p.run_taskie(command);
+        let err = run.fails_with(1);
+        assert!(err.contains("taskie init p"), "{command:?}: {err}");
+    }
     p.stop().assert_silent();
+    assert!(!p.exists("state.json"), "no surface wrote a state");
 }
 
 #[test]
@@ -226,6 +274,32 @@ fn reaching_complete_with_an_unfinished_task_names_it() {
     assert!(
         again["reason"].as_str().unwrap().contains("task 2"),
         "{again:#}"
+    );
+    let status = p.taskie_json(&["status", "--json"]);
+    let next_stop = status["next_stop"].as_str().unwrap();
+    assert!(
+        next_stop.contains("task 2 (\"pending\") as unfinished"),
+        "{next_stop}"
+    );
+    let mark = p.run_taskie(&["mark", "complete"]);
+    assert!(mark.ok().contains("task 2"), "{}", mark.stdout);
+    p.stop().assert_silent();
+}
+
+#[test]
+fn a_plan_scheduled_to_complete_names_its_unfinished_task_in_status_before_continue_plan_records_it()
+ {
+    let p = Project::new()
+        .plan("p")
+        .tasks(&[(1, "done"), (2, "pending")])
+        .state(json!({"phase": "all-code-review", "next_phase": "complete", "phase_iteration": 2}));
+    let status = p.taskie_json(&["status", "--json"]);
+    let next_stop = status["next_stop"].as_str().unwrap();
+    assert!(next_stop.contains("task 2"), "{next_stop}");
+    assert_eq!(
+        p.state_json()["next_phase"],
+        "complete",
+        "status wrote nothing"
     );
 }
 
@@ -262,6 +336,12 @@ fn editor_leftovers_in_the_plan_directory_never_block_and_validate_only_notes_th
         "{out}"
     );
     p.stop().assert_silent();
+    let route = p.taskie_json(&["continue-plan", "--json"]);
+    assert!(!route.to_string().contains("move"), "{route:#}");
+    let status = p.taskie_json(&["status", "--json"]);
+    assert_eq!(status["errors"], json!([]), "{status:#}");
+    let dry_run = p.taskie_json(&["hook", "--dry-run", "--json"]);
+    assert_ne!(dry_run["branch"], "validation-failed", "{dry_run:#}");
     p.run_taskie(&["mark", "continue-task"]).ok();
     assert!(
         p.exists(".plan.md.swp"),

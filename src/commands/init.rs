@@ -3,21 +3,8 @@
 
 use crate::commands::{Invocation, Target};
 use crate::error::Error;
-use crate::model::phase::Phase;
 use crate::model::state::State;
 use std::io::Write;
-
-/// The state of a plan whose plan.md is written and whose plan review is due.
-pub fn initial(max_reviews: u64, tdd: bool) -> State {
-    let mut s = State::default();
-    s.max_reviews = max_reviews;
-    s.tdd = tdd;
-    s.set_phase(Phase::NewPlan);
-    s.schedule(Some(Phase::PlanReview));
-    s.current_task = None;
-    crate::model::cycle::reset(&mut s);
-    s
-}
 
 /// A cycle passes after `clean_reviews_required` clean reviews in a row, so fewer
 /// reviews than that (but not 0, which disables reviews) can only end in a hard stop.
@@ -43,7 +30,7 @@ pub fn run(
     options: &[(&str, String)],
     out: &mut dyn Write,
 ) -> Result<(), Error> {
-    let mut state = initial(max_reviews, tdd);
+    let mut state = crate::model::machine::initial(max_reviews, tdd);
     for (field, text) in options {
         state.set_from_text(field, text).map_err(Error::Usage)?;
     }
@@ -124,20 +111,4 @@ pub fn run(
         target.rel(crate::model::plan_file::STATE_FILE)
     )?;
     Ok(())
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use serde_json::{Value, json};
-
-    #[test]
-    fn the_initial_state_is_the_one_the_spec_lists_with_the_established_fields_only() {
-        let v: Value = serde_json::from_str(&initial(5, true).to_json()).unwrap();
-        assert_eq!(
-            v,
-            json!({"max_reviews":5,"current_task":null,"phase":"new-plan","next_phase":"plan-review",
-                   "phase_iteration":0,"review_model":"opus","consecutive_clean":0,"tdd":true})
-        );
-    }
 }

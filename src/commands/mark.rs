@@ -333,8 +333,15 @@ fn success(
             after.current_task.unwrap_or_default()
         );
     }
+    // Reaching `complete` names the unfinished tasks (SPEC §13), recorded again or not.
+    let open = match mark {
+        Mark::Complete => crate::model::tasks::unfinished_at_complete(f.tasks, &f.rel("tasks.md"))
+            .map(|o| format!(" But {o}."))
+            .unwrap_or_default(),
+        _ => String::new(),
+    };
     if !changed {
-        return format!("{head}: state.json already said so; nothing changed.");
+        return format!("{head}: state.json already said so; nothing changed.{open}");
     }
     let what = match (mark, after.next()) {
         (Mark::AddTask, _) if after.current_task == task => {
@@ -346,12 +353,6 @@ fn success(
             None => format!("next is {n}"),
         },
         (_, None) => "nothing is scheduled next (standalone)".into(),
-    };
-    let open = match mark {
-        Mark::Complete => crate::model::tasks::unfinished_at_complete(f.tasks, &f.rel("tasks.md"))
-            .map(|o| format!(" But {o}."))
-            .unwrap_or_default(),
-        _ => String::new(),
     };
     format!("{head}: {what}.{open}")
 }

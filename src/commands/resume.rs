@@ -86,7 +86,26 @@ fn next_stop(f: &Facts, s: &State) -> String {
                 pause::when(*until, f.now)
             )
         }
-        _ => "no review is due; `taskie continue-plan` names the next step".into(),
+        // The next stop blocks on the structure errors (SPEC §5 step 8): never "no review
+        // is due", which would send the human away from what stops the plan.
+        NextStop::Invalid => format!(
+            "the next stop runs no review: the plan's structure is invalid ({}); `taskie validate --plan {}` \
+             lists the fixes",
+            crate::model::validate::joined(f.errors),
+            f.plan
+        ),
+        NextStop::NoCurrentTask(r) => format!(
+            "the next stop runs no review: the {r} cycle has no current_task (`taskie state set --plan {} \
+             current_task=<N>`)",
+            f.plan
+        ),
+        NextStop::UnknownNextPhase(n) => format!(
+            "the next stop runs no review: next_phase \"{n}\" is not a phase; `taskie continue-plan` names the \
+             next step"
+        ),
+        NextStop::NoState | NextStop::StateError | NextStop::NothingDue => {
+            "no review is due; `taskie continue-plan` names the next step".into()
+        }
     }
 }
 

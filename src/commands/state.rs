@@ -62,8 +62,7 @@ pub fn apply(
     if cycle::starts_new(next(stored).as_deref(), next(&raw).as_deref())
         && let Ok(s) = State::from_object(raw.clone())
     {
-        let mut fresh = s.clone();
-        cycle::reset(&mut fresh);
+        let fresh = crate::model::machine::rescheduled(&s);
         for f in &FIELDS {
             let assigned = assignments.iter().any(|(n, _)| n == f.name);
             if !assigned && fresh.value_of(f.name) != s.value_of(f.name) {

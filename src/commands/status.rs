@@ -261,7 +261,12 @@ pub fn next_stop_words(f: &Facts, p: &Prediction) -> String {
             };
             format!("reminds the agent of {}; {then}", f.rel(post_file))
         }
-        NextStop::NothingDue => "nothing: no review is scheduled".into(),
+        // Reaching `complete` with unfinished tasks names them (SPEC §13), here as in
+        // continue-plan and `mark complete`.
+        NextStop::NothingDue => match unfinished_at_complete(f) {
+            Some(open) => format!("nothing: no review is scheduled; but {open}"),
+            None => "nothing: no review is scheduled".into(),
+        },
         NextStop::UnknownNextPhase(n) => format!("nothing: next_phase \"{n}\" is not a phase"),
         NextStop::ReviewsDisabled { review, target, .. } => {
             format!(
@@ -290,6 +295,15 @@ pub fn next_stop_words(f: &Facts, p: &Prediction) -> String {
             format!("runs {} #{}{rerun} ({})", d.review, d.iteration, d.model)
         }
     }
+}
+
+/// The unfinished tasks of a plan that is, or is about to be, `complete`.
+fn unfinished_at_complete(f: &Facts) -> Option<String> {
+    let s = f.state.as_ref().ok()?.as_ref()?;
+    let complete = s.last() == Some(Phase::Complete) || s.next() == Some(Ok(Phase::Complete));
+    complete
+        .then(|| crate::model::tasks::unfinished_at_complete(f.tasks, &f.rel("tasks.md")))
+        .flatten()
 }
 
 /// Who does the next review (SPEC §18).

@@ -8,6 +8,19 @@ use crate::model::phase::{self, Phase, Review};
 use crate::model::state::State;
 use crate::model::tasks::TaskRow;
 
+/// `taskie init` (SPEC §12): the state of a plan whose plan.md is written and whose plan
+/// review is due.
+pub fn initial(max_reviews: u64, tdd: bool) -> State {
+    let mut s = State::default();
+    s.max_reviews = max_reviews;
+    s.tdd = tdd;
+    s.current_task = None;
+    s.set_phase(Phase::NewPlan);
+    s.schedule(Some(Phase::PlanReview));
+    cycle::reset(&mut s);
+    s
+}
+
 /// The agent's post-review of review `r` is written (SPEC §5 step 10, `taskie mark
 /// post-R`): the cycle goes on with the next review.
 pub fn post_review_done(s: &State, r: Review) -> State {
@@ -62,6 +75,15 @@ pub fn lift_pause(s: &State) -> State {
 pub fn after_edit_during_review(edited: State) -> State {
     let mut next = edited;
     next.review_failures = next.review_failures.saturating_add(1);
+    next
+}
+
+/// `taskie state set next_phase=R` scheduled another review than the one scheduled
+/// (SPEC §14): its cycle starts afresh, or the old cycle's streak would end the new one
+/// early. The caller keeps the fields the human assigned.
+pub fn rescheduled(s: &State) -> State {
+    let mut next = s.clone();
+    cycle::reset(&mut next);
     next
 }
 
@@ -203,6 +225,17 @@ mod tests {
 
     fn state(json: &str) -> State {
         State::parse(json.as_bytes()).unwrap()
+    }
+
+    #[test]
+    fn the_initial_state_is_the_one_the_spec_lists_with_the_established_fields_only() {
+        let v: serde_json::Value = serde_json::from_str(&initial(5, true).to_json()).unwrap();
+        assert_eq!(
+            v,
+            serde_json::json!({"max_reviews":5,"current_task":null,"phase":"new-plan",
+                   "next_phase":"plan-review","phase_iteration":0,"review_model":"opus",
+                   "consecutive_clean":0,"tdd":true})
+        );
     }
 
     #[test]
