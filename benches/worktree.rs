@@ -62,24 +62,52 @@ fn main() {
     let project = Project::new(root);
     std::fs::create_dir_all(project.logs()).unwrap();
     let diff = project.logs().join("bench.diff");
+    let quiet = rounds(&project, &diff, 0, |_| {});
+    // A reviewer that changed 10 clean tracked files and left 10 outputs: the same check,
+    // plus git's diff of the tracked files and a line diff of the others, saved.
+    let changed = rounds(&project, &diff, 20, |undo| {
+        for i in 0..10 {
+            let f = root.join(format!("src/m{:03}/f01.rs", 100 + i));
+            if undo {
+                git(root, &["checkout", "-q", "--", f.to_str().unwrap()]);
+                std::fs::remove_file(root.join(format!("target-out{i}.txt"))).unwrap();
+            } else {
+                std::fs::write(&f, "tampered\n").unwrap();
+                std::fs::write(root.join(format!("target-out{i}.txt")), "out\n").unwrap();
+            }
+        }
+    });
+    let ms = |d: Duration| d.as_secs_f64() * 1000.0;
+    for (what, times) in [("nothing changed", quiet), ("20 files changed", changed)] {
+        println!(
+            "worktree check (note before + compare after) on {FILES} tracked files, {ROUNDS} rounds, \
+             {what}: median {:.1} ms, min {:.1} ms, max {:.1} ms",
+            ms(times[ROUNDS / 2]),
+            ms(times[0]),
+            ms(times[ROUNDS - 1])
+        );
+    }
+}
+
+/// Times [`ROUNDS`] checks, sorted; `change(false)` runs between the note and the
+/// comparison (the reviewer's doing, not timed) and changes `files`, `change(true)` undoes
+/// it afterwards.
+fn rounds(project: &Project, diff: &Path, files: usize, change: impl Fn(bool)) -> Vec<Duration> {
     let mut times: Vec<Duration> = Vec::new();
     for _ in 0..ROUNDS {
         let t = Instant::now();
-        let before = worktree_check::note(&project, "p", "plan-review-1.md");
-        let report = worktree_check::compare(&project, before, &diff);
-        times.push(t.elapsed());
+        let before = worktree_check::note(project, "p", "plan-review-1.md");
+        let noted = t.elapsed();
+        change(false);
+        let t = Instant::now();
+        let report = worktree_check::compare(project, before, diff);
+        times.push(noted + t.elapsed());
+        change(true);
         assert!(
-            !report.found_something() && report.skipped.is_none(),
+            report.skipped.is_none() && report.changed.len() == files,
             "{report:?}"
         );
     }
     times.sort();
-    let ms = |d: Duration| d.as_secs_f64() * 1000.0;
-    println!(
-        "worktree check (note before + compare after) on {FILES} tracked files, {ROUNDS} rounds: \
-         median {:.1} ms, min {:.1} ms, max {:.1} ms",
-        ms(times[ROUNDS / 2]),
-        ms(times[0]),
-        ms(times[ROUNDS - 1])
-    );
+    times
 }

@@ -69,6 +69,16 @@ fn a_reviewer_that_changes_a_tracked_file_has_its_verdict_voided_and_the_change_
     let e = p.last_event();
     assert_eq!(e["path"], "reviewer-failed");
     assert_eq!(e["worktree"]["voided"], true);
+    let v = p.taskie_json(&["status", "--json"]);
+    assert_eq!(
+        (
+            e.get("reviews"),
+            &v["spend"]["plan"]["reviews"],
+            &v["spend"]["plan"]["cost_usd"]
+        ),
+        (None, &json!(0), &json!(0.01)),
+        "a void review counts in cost, never as a review: {v}"
+    );
     assert_eq!(
         e["worktree"]["changed"][2],
         json!({"path": "src/lib.rs", "tracked": true, "what": "modified"})
