@@ -1094,6 +1094,43 @@ fn a_session_that_leaves_no_change_is_blocked_saying_it_produced_no_commit() {
 }
 
 #[test]
+fn work_a_session_leaves_uncommitted_is_committed_by_the_hook_before_its_review_and_merged() {
+    let repo = Repo::new(ONE);
+    // The agent writes its file and commits nothing (its session's git ignores the gate's
+    // link, which the hook's commit must leave out without failing on it).
+    repo.agent_does("1", "echo 'work of task 1' > task-1.txt\n");
+    let out = repo.run(&["run", "--json"]);
+    let report = json_of(&out);
+    assert!(
+        out.status.success(),
+        "{report}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(lane(&report, "1")["state"], "merged", "{report}");
+    assert_eq!(
+        repo.file_on("taskie/p/integration", "task-1.txt")
+            .as_deref(),
+        Some("work of task 1\n")
+    );
+    let subjects = repo.git(&["log", "--format=%s", "taskie/p/task-1"]);
+    assert_eq!(
+        subjects.lines().next(),
+        Some("taskie: task 1 as submitted for review 1"),
+        "{subjects}"
+    );
+    // Nothing of the gate was committed: no `.taskie` link, no review file.
+    assert_eq!(
+        repo.git(&[
+            "diff",
+            "--name-only",
+            &session_base(&repo, "1"),
+            "taskie/p/task-1"
+        ]),
+        "task-1.txt"
+    );
+}
+
+#[test]
 fn commits_that_undo_each_other_are_no_change_either() {
     let repo = Repo::new(ONE);
     repo.agent_does(

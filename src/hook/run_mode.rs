@@ -63,10 +63,12 @@ impl RunTask {
             "taskie: task {} as submitted for review {iteration}",
             self.task
         );
-        if let Err(e) = git.commit_all(&message, ".taskie") {
-            eprintln!("taskie-hook: could not commit the task's work before its review: {e}");
-        }
-        git.commit_of("HEAD").ok()
+        git.commit_all(&message, ".taskie")
+            .inspect_err(|e| {
+                eprintln!("taskie-hook: could not commit the task's work before its review: {e}")
+            })
+            .ok()
+            .or_else(|| git.commit_of("HEAD").ok())
     }
 
     /// Records that a review of `commit` starts now.

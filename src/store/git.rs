@@ -4,6 +4,7 @@
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
+use std::sync::{Arc, OnceLock};
 
 /// A git command that failed: what ran, and git's own words.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -22,8 +23,8 @@ pub type Result<T> = std::result::Result<T, GitError>;
 /// The outcome of a merge.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Merge {
-    /// The merge commit.
-    Merged(String),
+    /// Merged: the merge commit is HEAD.
+    Merged,
     /// The paths git could not merge; the merge was aborted.
     Conflict(Vec<String>),
 }
@@ -93,6 +94,9 @@ fn refusal(porcelain: &str) -> Option<Refusal> {
 #[derive(Debug, Clone)]
 pub struct Git {
     pub dir: PathBuf,
+    /// Whether the repository names who commits (`user.email`), asked once: the
+    /// worktrees of one repository share its configuration, and so share this answer.
+    identity: Arc<OnceLock<bool>>,
 }
 
 /// Who Taskie's own commits are by when the repository names no one: a commit must not
@@ -106,17 +110,30 @@ const FALLBACK_IDENTITY: [&str; 4] = [
 
 impl Git {
     pub fn new(dir: impl Into<PathBuf>) -> Git {
-        Git { dir: dir.into() }
+        Git {
+            dir: dir.into(),
+            identity: Arc::default(),
+        }
+    }
+
+    /// Git in another worktree of the same repository (what it knows of the repository's
+    /// configuration is shared).
+    pub fn at(&self, dir: impl Into<PathBuf>) -> Git {
+        Git {
+            dir: dir.into(),
+            identity: Arc::clone(&self.identity),
+        }
     }
 
     fn command(&self, args: &[&str]) -> Command {
         let mut c = Command::new("git");
         c.arg("-C").arg(&self.dir);
-        if args
-            .first()
-            .is_some_and(|a| matches!(*a, "commit" | "commit-tree" | "merge"))
-            && !self.has_identity()
-        {
+        let commits = match args {
+            ["merge", "--abort", ..] => false,
+            [first, ..] => matches!(*first, "commit" | "commit-tree" | "merge"),
+            [] => false,
+        };
+        if commits && !self.has_identity() {
             c.args(FALLBACK_IDENTITY);
         }
         c.args(args)
@@ -129,16 +146,23 @@ impl Git {
     }
 
     fn has_identity(&self) -> bool {
-        let mut c = Command::new("git");
-        c.arg("-C")
-            .arg(&self.dir)
-            .args(["config", "user.email"])
-            .stdin(Stdio::null());
-        c.output().is_ok_and(|o| o.status.success())
+        *self.identity.get_or_init(|| {
+            let mut c = Command::new("git");
+            c.arg("-C")
+                .arg(&self.dir)
+                .args(["config", "user.email"])
+                .stdin(Stdio::null());
+            c.output().is_ok_and(|o| o.status.success())
+        })
     }
 
     /// Runs git; its stdout, trimmed, or the failure in git's words.
     pub fn run(&self, args: &[&str]) -> Result<String> {
+        self.stdout(args).map(|s| s.trim().to_string())
+    }
+
+    /// Runs git; its stdout as it is, or the failure in git's words.
+    fn stdout(&self, args: &[&str]) -> Result<String> {
         let out = self.command(args).output().map_err(|e| {
             GitError(format!(
                 "cannot run git {} in {}: {e}",
@@ -147,7 +171,7 @@ impl Git {
             ))
         })?;
         if out.status.success() {
-            return Ok(String::from_utf8_lossy(&out.stdout).trim().to_string());
+            return Ok(String::from_utf8_lossy(&out.stdout).into_owned());
         }
         let stderr = String::from_utf8_lossy(&out.stderr);
         let stdout = String::from_utf8_lossy(&out.stdout);
@@ -192,10 +216,22 @@ impl Git {
         self.succeeds(&["merge-base", "--is-ancestor", ancestor, of])
     }
 
-    /// The top of the work tree holding `dir`.
-    pub fn top_level(&self) -> Result<PathBuf> {
-        self.run(&["rev-parse", "--show-toplevel"])
-            .map(PathBuf::from)
+    /// The top of the work tree holding `dir`, and the repository's common git directory
+    /// (shared by all its worktrees), both absolute.
+    pub fn top_and_common_dir(&self) -> Result<(PathBuf, PathBuf)> {
+        let out = self.run(&[
+            "rev-parse",
+            "--path-format=absolute",
+            "--show-toplevel",
+            "--git-common-dir",
+        ])?;
+        match out.split_once('\n') {
+            Some((top, common)) => Ok((PathBuf::from(top), PathBuf::from(common))),
+            None => Err(GitError(format!(
+                "git rev-parse --show-toplevel --git-common-dir in {} printed one line: {out}",
+                self.dir.display()
+            ))),
+        }
     }
 
     /// The branch checked out, `None` when HEAD is detached.
@@ -211,10 +247,17 @@ impl Git {
         Ok(out.lines().map(str::to_string).collect())
     }
 
-    /// Creates `branch` at `commit` and a worktree for it at `path`.
-    pub fn add_worktree(&self, path: &Path, branch: &str, commit: &str) -> Result<()> {
+    /// A worktree at `path` for `branch`: the branch as it is when `exists`, else made at
+    /// `commit`.
+    pub fn add_worktree(
+        &self,
+        path: &Path,
+        branch: &str,
+        exists: bool,
+        commit: &str,
+    ) -> Result<()> {
         let p = path.to_string_lossy();
-        if self.ref_target(&format!("refs/heads/{branch}")).is_some() {
+        if exists {
             self.run(&["worktree", "add", &p, branch]).map(drop)
         } else {
             self.run(&["worktree", "add", "-b", branch, &p, commit])
@@ -246,30 +289,44 @@ impl Git {
             .unwrap_or_default()
     }
 
-    /// Removes a worktree (its directory and its registration, together).
+    /// Removes a worktree (its directory and its registration, together); one that could
+    /// not be removed whole is pruned, so no registration outlives its directory.
     pub fn remove_worktree(&self, path: &Path) -> Result<()> {
         let p = path.to_string_lossy();
         let removed = self.run(&["worktree", "remove", "--force", "--force", &p]);
-        let _ = self.run(&["worktree", "prune"]);
+        if removed.is_err() {
+            self.prune_worktrees();
+        }
         removed.map(drop)
     }
 
-    /// Commits everything in the work tree but `exclude` (a top-level name); the new
-    /// commit, or `None` when there was nothing to commit.
-    pub fn commit_all(&self, message: &str, exclude: &str) -> Result<Option<String>> {
-        let pathspec = format!(":(exclude,top){exclude}");
-        self.run(&["add", "-A", "--", ".", &pathspec])?;
-        if self.succeeds(&["diff", "--cached", "--quiet"]) {
-            return Ok(None);
-        }
-        self.run(&["commit", "-q", "--no-verify", "-m", message])?;
-        self.commit_of("HEAD").map(Some)
+    /// Forgets the registered worktrees whose directories are gone.
+    pub fn prune_worktrees(&self) {
+        let _ = self.run(&["worktree", "prune"]);
     }
 
-    /// `merge --no-ff` of `commit` into the detached HEAD; a conflict is aborted.
+    /// Commits everything in the work tree but `exclude` (a top-level name, and all under
+    /// it); HEAD afterwards, the new commit or the one it was when there was nothing to
+    /// commit.
+    pub fn commit_all(&self, message: &str, exclude: &str) -> Result<String> {
+        // Patterns, not the name itself: git refuses (exit 1, after adding the rest) an
+        // exclusion that names an ignored path verbatim, and a run session's git ignores
+        // its `.taskie` link. `[c]` matches the name's last character and nothing else.
+        let (stem, last) = exclude.split_at(exclude.len() - 1);
+        let itself = format!(":(exclude,top,glob){stem}[{last}]");
+        let within = format!("{itself}/**");
+        self.run(&["add", "-A", "--", ".", &itself, &within])?;
+        if !self.succeeds(&["diff", "--cached", "--quiet"]) {
+            self.run(&["commit", "-q", "--no-verify", "-m", message])?;
+        }
+        self.commit_of("HEAD")
+    }
+
+    /// `merge --no-ff` of `commit` into the detached HEAD (the merge commit is then
+    /// HEAD); a conflict is aborted.
     pub fn merge_no_ff(&self, commit: &str, message: &str) -> Result<Merge> {
         match self.run(&["merge", "--no-ff", "--no-verify", "-m", message, commit]) {
-            Ok(_) => self.commit_of("HEAD").map(Merge::Merged),
+            Ok(_) => Ok(Merge::Merged),
             Err(e) => {
                 let files = self.run(&["diff", "--name-only", "--diff-filter=U"])?;
                 if files.is_empty() {
@@ -283,12 +340,12 @@ impl Git {
         }
     }
 
-    /// Puts the (Taskie-owned) worktree's detached HEAD at `commit`, whatever it held:
-    /// a merge left half done by a crash is thrown away here.
+    /// Puts the (Taskie-owned) worktree's detached HEAD, index and tracked files at
+    /// `commit`, whatever they held: a forced checkout also ends a merge a crash left half
+    /// done (its conflicts and its `MERGE_HEAD`).
     pub fn reset_to(&self, commit: &str) -> Result<()> {
-        let _ = self.run(&["merge", "--abort"]);
-        self.run(&["checkout", "-q", "--force", "--detach", commit])?;
-        self.run(&["reset", "-q", "--hard", commit]).map(drop)
+        self.run(&["checkout", "-q", "--force", "--detach", commit])
+            .map(drop)
     }
 
     /// Compare-and-swap of a ref: moves `name` to `new` only if it still points at `old`.
@@ -386,10 +443,14 @@ impl Git {
             .collect())
     }
 
-    /// The paths a range of history changes under `prefix`.
-    pub fn changed_under(&self, from: &str, to: &str, prefix: &str) -> Result<Vec<String>> {
-        let out = self.run(&["diff", "--name-only", from, to, "--", prefix])?;
-        Ok(out.lines().map(str::to_string).collect())
+    /// The paths whose content differs between two commits (as they are, not quoted).
+    pub fn changed(&self, from: &str, to: &str) -> Result<Vec<String>> {
+        let out = self.stdout(&["diff", "--name-only", "--no-renames", "-z", from, to, "--"])?;
+        Ok(out
+            .split('\0')
+            .filter(|p| !p.is_empty())
+            .map(str::to_string)
+            .collect())
     }
 
     /// The tracked paths under `prefix`.

@@ -513,13 +513,6 @@ impl Fake {
     }
 }
 
-/// Writes an executable script without this process ever holding it open for writing.
-///
-/// Why: tests run in parallel threads, and every process a thread spawns starts as a copy
-/// of this process's descriptors until its `exec`. A script written here with
-/// `std::fs::write` could be held open for writing by such a child for a moment, and a
-/// hook that `exec`s the script in that moment fails with "Text file busy" (ETXTBSY). A
-/// short-lived `sh` writes it instead: only that process ever has it open for writing.
 /// The tests' one way to run git: `git args` in `dir`, its standard output without the
 /// trailing newline (a `rev-parse` can then be passed on as an argument). Fails the test,
 /// with git's error, when git fails. The user's and the system's git configuration are
@@ -546,14 +539,22 @@ pub fn git(dir: &Path, args: &[&str]) -> String {
     text.trim_end().to_owned()
 }
 
+/// Writes an executable script without this process ever holding it open for writing.
+///
+/// Why: tests run in parallel threads, and every process a thread spawns starts as a copy
+/// of this process's descriptors until its `exec`. A script written here with
+/// `std::fs::write` could be held open for writing by such a child for a moment, and a
+/// hook that `exec`s the script in that moment fails with "Text file busy" (ETXTBSY). A
+/// short-lived `tee` writes it instead: only that process ever has it open for writing.
 pub fn write_executable(path: &Path, content: &str) {
     use std::io::Write;
-    let mut child = std::process::Command::new("/bin/sh")
-        .args(["-c", "cat > \"$1\" && chmod 755 \"$1\"", "sh"])
+    use std::os::unix::fs::PermissionsExt;
+    let mut child = std::process::Command::new("tee")
         .arg(path)
         .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
         .spawn()
-        .expect("sh starts");
+        .expect("tee starts");
     child
         .stdin
         .take()
@@ -562,6 +563,8 @@ pub fn write_executable(path: &Path, content: &str) {
         .unwrap();
     let status = child.wait().unwrap();
     assert!(status.success(), "writing {} failed", path.display());
+    // A change of mode opens nothing.
+    std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o755)).unwrap();
 }
 
 /// A state.json for the start of a cycle of review `next`.

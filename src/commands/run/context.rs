@@ -7,7 +7,8 @@ use crate::model::run::schedule::Task;
 use crate::store::git::Git;
 use crate::store::project::Project;
 use crate::store::run::Journal;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
+use std::sync::{Mutex, OnceLock};
 
 pub struct Context {
     pub project: Project,
@@ -29,6 +30,23 @@ pub struct Context {
     pub progress: crate::commands::run::progress::Progress,
     /// What the run reads from the environment (`Options::settings`).
     pub settings: crate::commands::settings::RunSettings,
+    /// The repository's registered worktrees: read once (after pruning those whose
+    /// directories are gone), then kept as the driver adds and removes its own.
+    pub registered: Mutex<Option<Vec<PathBuf>>>,
+    /// tasks.md's path in the repository when the checkout tracks it (asked once).
+    pub tracked_tasks_md: OnceLock<Option<String>>,
+}
+
+/// Where a worktree's HEAD is.
+pub enum At<'a> {
+    /// On `branch`: the branch as it is when it `exists`, else made at `base`.
+    Branch {
+        name: &'a str,
+        exists: bool,
+        base: &'a str,
+    },
+    /// Detached at a commit.
+    Detached(&'a str),
 }
 
 impl Context {
@@ -83,6 +101,62 @@ impl Context {
         }
         .and_then(Client::from_name)
         .unwrap_or(self.agents[0])
+    }
+
+    /// Makes the worktree at `path` unless the repository has it registered: a directory
+    /// there that git does not know (a crash's leftover) is removed first.
+    pub fn ensure_worktree(&self, path: &Path, at: At) -> Result<(), String> {
+        let mut registered = self.registry();
+        let list = registered.get_or_insert_default();
+        if list.iter().any(|p| p == path) {
+            return Ok(());
+        }
+        if path.exists() {
+            std::fs::remove_dir_all(path).map_err(|e| format!("{}: {e}", path.display()))?;
+        }
+        let made = match at {
+            At::Branch { name, exists, base } => {
+                self.checkout.add_worktree(path, name, exists, base)
+            }
+            At::Detached(commit) => self.checkout.add_detached_worktree(path, commit),
+        };
+        match made {
+            Ok(()) => {
+                list.push(path.to_path_buf());
+                Ok(())
+            }
+            Err(e) => {
+                // What git registered of a failed add is read again next time.
+                *registered = None;
+                Err(e.to_string())
+            }
+        }
+    }
+
+    /// Whether the worktree at `path` is registered (as the run knows it).
+    pub fn has_worktree(&self, path: &Path) -> bool {
+        self.registry().iter().flatten().any(|p| p == path)
+    }
+
+    /// The registry of worktrees, read from git when the run does not know it.
+    fn registry(&self) -> std::sync::MutexGuard<'_, Option<Vec<PathBuf>>> {
+        let mut registered = self.registered.lock().unwrap_or_else(|p| p.into_inner());
+        if registered.is_none() {
+            self.checkout.prune_worktrees();
+            *registered = Some(self.checkout.worktrees());
+        }
+        registered
+    }
+
+    /// Removes the worktree at `path` (directory and registration).
+    pub fn remove_worktree(&self, path: &Path) -> Result<(), String> {
+        let mut registered = self.registered.lock().unwrap_or_else(|p| p.into_inner());
+        let removed = self.checkout.remove_worktree(path);
+        match (&removed, registered.as_mut()) {
+            (Ok(()), Some(list)) => list.retain(|p| p != path),
+            _ => *registered = None,
+        }
+        removed.map_err(|e| e.to_string())
     }
 
     /// The integration branch's commit now.

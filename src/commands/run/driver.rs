@@ -2,7 +2,7 @@
 //! passed one at a time, then the all-code review, the landing and the clean-up.
 
 use crate::commands::run::budget;
-use crate::commands::run::context::{Context, short};
+use crate::commands::run::context::{At, Context, short};
 use crate::commands::run::gate::{self, Due};
 use crate::commands::run::judge::judge;
 use crate::commands::run::merge;
@@ -56,13 +56,14 @@ fn begin(ctx: &Context, state: &mut RunState, task: &str, agent: Client) -> Resu
     };
     // A session cut off by a crash keeps its worktree, branch and base: adopted. A task
     // started again (after a pause, or on `--resume`) keeps its branch, cut where it was.
+    let branch_at = ctx.checkout.ref_target(&format!("refs/heads/{branch}"));
     let base = match state.lane(task) {
         Lane::Running { base, .. } => base.clone(),
         Lane::Conflict { .. } => state.tip.clone(),
-        _ => match ctx.checkout.ref_target(&format!("refs/heads/{branch}")) {
+        _ => match &branch_at {
             Some(at) => ctx
                 .checkout
-                .run(&["merge-base", &at, &state.tip])
+                .run(&["merge-base", at, &state.tip])
                 .unwrap_or_else(|_| state.tip.clone()),
             None => state.tip.clone(),
         },
@@ -78,15 +79,14 @@ fn begin(ctx: &Context, state: &mut RunState, task: &str, agent: Client) -> Resu
             resolve: resolve.clone(),
         },
     )?;
-    if !ctx.checkout.worktrees().contains(&worktree) {
-        if worktree.exists() {
-            std::fs::remove_dir_all(&worktree).map_err(|e| e.to_string())?;
-        }
-        let _ = ctx.checkout.run(&["worktree", "prune"]);
-        ctx.checkout
-            .add_worktree(&worktree, &branch, &base)
-            .map_err(|e| e.to_string())?;
-    }
+    ctx.ensure_worktree(
+        &worktree,
+        At::Branch {
+            name: &branch,
+            exists: branch_at.is_some(),
+            base: &base,
+        },
+    )?;
     if resolve.is_some() {
         let gate = ctx.gate(task);
         if fresh && gate.exists() {
@@ -431,14 +431,8 @@ pub fn final_review(ctx: &Context, state: &mut RunState) -> Result<bool> {
             },
         )?;
     }
-    if !ctx.checkout.worktrees().contains(&worktree) {
-        let _ = std::fs::remove_dir_all(&worktree);
-        let _ = ctx.checkout.run(&["worktree", "prune"]);
-        ctx.checkout
-            .add_detached_worktree(&worktree, &tip)
-            .map_err(|e| e.to_string())?;
-    }
-    let git = crate::store::git::Git::new(&worktree);
+    ctx.ensure_worktree(&worktree, At::Detached(&tip))?;
+    let git = ctx.checkout.at(&worktree);
     // A session cut off by a crash may have committed fixes on top: keep them.
     let head = git.commit_of("HEAD").map_err(|e| e.to_string())?;
     if !ctx.checkout.is_ancestor(&tip, &head) {
@@ -595,7 +589,7 @@ pub fn land(ctx: &Context, state: &mut RunState) -> Result<Option<String>> {
 pub fn end(ctx: &Context, state: &mut RunState, outcome: Outcome) -> Result<()> {
     merge::clean_merged(ctx, state);
     if outcome == Outcome::Done {
-        let _ = ctx.checkout.remove_worktree(&ctx.integration_worktree());
+        let _ = ctx.remove_worktree(&ctx.integration_worktree());
     }
     ctx.record(state, Entry::End { outcome })
 }

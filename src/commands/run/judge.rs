@@ -114,16 +114,16 @@ pub fn judge(
     let Some(commit) = beats.iter().rev().find_map(|b| b.commit.clone()) else {
         return blocked("its review passed but no heartbeat names the reviewed commit".into());
     };
+    let changed = match ctx.checkout.changed(base, &commit) {
+        Ok(changed) => changed,
+        Err(e) => return blocked(e.to_string()),
+    };
     // A session whose work never reached a commit (its writes failed, under a sandbox
     // that made the worktree's git read-only, or went somewhere else) passes a review of
     // nothing; merged, the task would be `done` with none of it done. Never silently: the
     // user decides (docs/run.md, "When things go wrong"). The all-code review may rightly
     // change nothing.
-    if task != "all"
-        && ctx
-            .checkout
-            .succeeds(&["diff", "--quiet", base, &commit, "--"])
-    {
+    if task != "all" && changed.is_empty() {
         let what = if commit == base {
             format!("its reviewed commit {} is the task's base", short(&commit))
         } else {
@@ -142,16 +142,20 @@ pub fn judge(
             ctx.branch(task)
         ));
     }
-    match ctx.checkout.changed_under(base, &commit, ".taskie") {
-        Ok(changed) if changed.is_empty() => Entry::Reviewed {
+    let plan_files: Vec<String> = changed
+        .into_iter()
+        .filter(|p| p == ".taskie" || p.starts_with(".taskie/"))
+        .collect();
+    if plan_files.is_empty() {
+        Entry::Reviewed {
             task: task.to_string(),
             commit,
-        },
-        Ok(changed) => blocked(format!(
+        }
+    } else {
+        blocked(format!(
             "its commits change {}, which only the run's driver writes",
-            changed.join(", ")
-        )),
-        Err(e) => blocked(e.to_string()),
+            plan_files.join(", ")
+        ))
     }
 }
 

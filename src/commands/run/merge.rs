@@ -3,7 +3,7 @@
 //! integration branch. Each step is journalled before it is done, and every step can be
 //! taken again after a crash: "merged" means the reviewed commit is in the branch.
 
-use crate::commands::run::context::{Context, short};
+use crate::commands::run::context::{At, Context, short};
 use crate::model::run::journal::{Entry, Lane, RunState};
 use crate::store::git::{Git, Merge};
 
@@ -12,16 +12,8 @@ type Result<T> = std::result::Result<T, String>;
 /// The integration worktree, made (or adopted) when first needed.
 fn integration(ctx: &Context, at: &str) -> Result<Git> {
     let path = ctx.integration_worktree();
-    if !ctx.checkout.worktrees().contains(&path) {
-        if path.exists() {
-            let _ = std::fs::remove_dir_all(&path);
-        }
-        let _ = ctx.checkout.run(&["worktree", "prune"]);
-        ctx.checkout
-            .add_detached_worktree(&path, at)
-            .map_err(|e| e.to_string())?;
-    }
-    Ok(Git::new(path))
+    ctx.ensure_worktree(&path, At::Detached(at))?;
+    Ok(ctx.checkout.at(path))
 }
 
 /// Takes `task` (reviewed, or left merging by a crash) through the queue.
@@ -95,8 +87,9 @@ pub fn merge(ctx: &Context, state: &mut RunState, task: &str) -> Result<()> {
                 files,
             },
         ),
-        Merge::Merged(commit) => {
-            let commit = mark_done(ctx, &git, task)?.unwrap_or(commit);
+        Merge::Merged => {
+            mark_done(ctx, &git, task)?;
+            let commit = git.commit_of("HEAD").map_err(|e| e.to_string())?;
             ctx.record(
                 state,
                 Entry::MergeCommit {
@@ -234,53 +227,54 @@ fn with_markers(diff: &str) -> Vec<String> {
 }
 
 /// tasks.md's path in the repository, when the user's checkout tracks it (else the
-/// statuses are the driver's to write into the checkout at landing).
+/// statuses are the driver's to write into the checkout at landing). Asked once a run.
 pub fn tracked_tasks_md(ctx: &Context) -> Option<String> {
-    let dir = ctx.project.plan_dir(&ctx.plan);
-    Git::new(&dir)
-        .run(&["ls-files", "--full-name", "--", "tasks.md"])
-        .ok()
-        .filter(|p| !p.is_empty())
+    ctx.tracked_tasks_md
+        .get_or_init(|| {
+            let dir = ctx.project.plan_dir(&ctx.plan);
+            Git::new(&dir)
+                .run(&["ls-files", "--full-name", "--", "tasks.md"])
+                .ok()
+                .filter(|p| !p.is_empty())
+        })
+        .clone()
 }
 
-/// The merge commit of `task` also marks it done in tasks.md (amended in, so the status
-/// and the merge are one commit): the run's driver is the only writer of statuses, and
-/// only ever on the integration branch. `Some(commit)` when tasks.md changed.
-fn mark_done(ctx: &Context, git: &Git, task: &str) -> Result<Option<String>> {
+/// The merge commit of `task` (HEAD of `git`) also marks it done in tasks.md (amended
+/// in, so the status and the merge are one commit): the run's driver is the only writer
+/// of statuses, and only ever on the integration branch.
+fn mark_done(ctx: &Context, git: &Git, task: &str) -> Result<()> {
     let Some(rel) = tracked_tasks_md(ctx) else {
-        return Ok(None);
+        return Ok(());
     };
     let path = git.dir.join(&rel);
     let Ok(text) = std::fs::read_to_string(&path) else {
-        return Ok(None);
+        return Ok(());
     };
     let marked = crate::model::tasks::with_status(&text, &[task.to_string()], "done");
     if marked == text {
-        return Ok(None);
+        return Ok(());
     }
-    let step = |r: crate::store::git::Result<String>| r.map_err(|e| e.to_string());
+    let step = |r: crate::store::git::Result<String>| r.map(drop).map_err(|e| e.to_string());
     crate::store::atomic::write_durable(&path, marked.as_bytes()).map_err(|e| e.to_string())?;
     step(git.run(&["add", "--", &rel]))?;
-    step(git.run(&["commit", "-q", "--amend", "--no-edit", "--no-verify"]))?;
-    step(git.commit_of("HEAD")).map(Some)
+    step(git.run(&["commit", "-q", "--amend", "--no-edit", "--no-verify"]))
 }
 
 /// Removes the worktrees of merged tasks (their commits are in the branch; the branch is
-/// kept) and prunes what a crash left registered.
+/// kept). What a crash left registered is pruned when the run first reads the registry.
 pub fn clean_merged(ctx: &Context, state: &RunState) {
-    let registered = ctx.checkout.worktrees();
     for (task, lane) in &state.lanes {
         let path = ctx.worktree(task);
         if matches!(lane, Lane::Merged { .. })
-            && registered.contains(&path)
-            && let Err(e) = ctx.checkout.remove_worktree(&path)
+            && ctx.has_worktree(&path)
+            && let Err(e) = ctx.remove_worktree(&path)
         {
             ctx.say(&format!(
                 "task {task}: its worktree could not be removed: {e}"
             ));
         }
     }
-    let _ = ctx.checkout.run(&["worktree", "prune"]);
 }
 
 #[cfg(test)]

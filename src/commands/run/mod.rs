@@ -47,11 +47,10 @@ pub fn run(inv: &Invocation, opts: &Options, out: &mut dyn Write) -> Result<(), 
             listed: false,
         });
     }
-    let checkout = Git::new(
-        Git::new(&target.project.root)
-            .top_level()
-            .map_err(|e| Error::Refused(format!("taskie run needs a git repository: {e}")))?,
-    );
+    let (top, common) = Git::new(&target.project.root)
+        .top_and_common_dir()
+        .map_err(|e| Error::Refused(format!("taskie run needs a git repository: {e}")))?;
+    let checkout = Git::new(top);
     // One driver per plan.
     let run_lock = crate::store::run::run_lock(&target.plan);
     let _held = match crate::store::lock::try_lock(&target.project.locks(), &run_lock)? {
@@ -66,7 +65,7 @@ pub fn run(inv: &Invocation, opts: &Options, out: &mut dyn Write) -> Result<(), 
             });
         }
     };
-    let (ctx, mut state) = setup::open(&target, checkout, opts)?;
+    let (ctx, mut state) = setup::open(&target, checkout, &common, opts)?;
     let fail = |e: String| Error::Refused(format!("run {}: {e}", ctx.run));
     // A run that ended partial goes on with what was left: blocked, conflicted and
     // skipped tasks wait again (their branches, worktrees and gates kept).

@@ -69,15 +69,20 @@ fn tasks(target: &Target) -> Result<Table, Error> {
 }
 
 /// Opens the run `opts` asks for.
-pub fn open(target: &Target, checkout: Git, opts: &Options) -> Result<(Context, RunState), Error> {
+/// `common`: the repository's common git directory, beside which the run's work
+/// directory is kept when no data directory is set.
+pub fn open(
+    target: &Target,
+    checkout: Git,
+    common: &std::path::Path,
+    opts: &Options,
+) -> Result<(Context, RunState), Error> {
     let (tasks, titles) = tasks(target)?;
     let refused = |m: String| Error::Refused(m);
-    let common = checkout
-        .run(&["rev-parse", "--path-format=absolute", "--git-common-dir"])
-        .map(std::path::PathBuf::from)
-        .map_err(|e| refused(e.to_string()))?;
     let plan = target.plan.clone();
     let integration = format!("taskie/{plan}/integration");
+    // Known to be missing when a new run checked for it (it refuses one that is there).
+    let mut integration_missing = false;
     let (run_dir, entries) = if opts.resume {
         let dir = run::latest(&target.project.taskie(), &plan).ok_or_else(|| {
             refused(format!(
@@ -94,6 +99,7 @@ pub fn open(target: &Target, checkout: Git, opts: &Options) -> Result<(Context, 
                 &tip[..tip.len().min(12)]
             )));
         }
+        integration_missing = true;
         let branch = checkout.current_branch().ok_or_else(|| {
             refused("the checkout's HEAD is detached: switch to the branch the run should start from and land on".into())
         })?;
@@ -131,9 +137,10 @@ pub fn open(target: &Target, checkout: Git, opts: &Options) -> Result<(Context, 
         ))
     })?;
     // The integration branch starts at the user's HEAD as the run recorded it.
-    if checkout
-        .ref_target(&format!("refs/heads/{integration}"))
-        .is_none()
+    if integration_missing
+        || checkout
+            .ref_target(&format!("refs/heads/{integration}"))
+            .is_none()
     {
         checkout
             .run(&["branch", &integration, &state.base])
@@ -141,7 +148,7 @@ pub fn open(target: &Target, checkout: Git, opts: &Options) -> Result<(Context, 
     }
     let work = run::work_dir(
         &state.run,
-        &common,
+        common,
         opts.settings.data_home.as_deref(),
         opts.settings.home.as_deref(),
     );
@@ -177,6 +184,8 @@ pub fn open(target: &Target, checkout: Git, opts: &Options) -> Result<(Context, 
         agents,
         json: opts.json,
         settings: opts.settings.clone(),
+        registered: Default::default(),
+        tracked_tasks_md: Default::default(),
     };
     Ok((ctx, state))
 }
