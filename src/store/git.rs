@@ -136,6 +136,11 @@ impl Git {
         if commits && !self.has_identity() {
             c.args(FALLBACK_IDENTITY);
         }
+        if args.first() == Some(&"status") {
+            // A status only reads: it must not take the index's lock (the user may be
+            // running git there) nor rewrite the index to refresh it.
+            c.env("GIT_OPTIONAL_LOCKS", "0");
+        }
         c.args(args)
             .stdin(Stdio::null())
             // Nothing interactive, ever: no editor, no pager, no credential prompt.
