@@ -43,9 +43,8 @@ pub fn run(
     // No .taskie anywhere above: the plan would start here.
     let project = inv.project().map_err(|e| match e {
         Error::NoProject(dir) => write_first(
-            &crate::store::project::Project::new(dir)
-                .plan_dir(plan)
-                .join("plan.md")
+            &Target::new(crate::store::project::Project::new(dir), plan)
+                .file("plan.md")
                 .display()
                 .to_string(),
         ),
@@ -55,7 +54,7 @@ pub fn run(
         project,
         plan: plan.into(),
     };
-    if !target.dir().join("plan.md").is_file() {
+    if !target.file("plan.md").is_file() {
         return Err(write_first(&target.rel("plan.md")));
     }
     let held = target.lock()?;

@@ -385,8 +385,9 @@ pub fn hard_stop(
     write: bool,
 ) -> Outcome {
     let logs = project.logs();
+    let handle = project::PlanRef::new(project.clone(), f.plan);
     let verdicts = snapshot::cycle_verdicts(
-        snapshot::ledger_file(&project.plan_dir(f.plan)).as_ref(),
+        snapshot::ledger_file(&handle.dir()).as_ref(),
         &logs,
         f.plan,
         stop.review.name(),
@@ -394,7 +395,7 @@ pub fn hard_stop(
         stop.iterations,
     );
     let last = stop.last_review.as_ref().and_then(|name| {
-        let path = project.plan_dir(f.plan).join(name);
+        let path = handle.file(name);
         let bytes =
             crate::store::fs::read_regular(&path, crate::store::fs::PLAN_FILE_LIMIT).ok()??;
         Some((f.rel(name), String::from_utf8_lossy(&bytes).into_owned()))

@@ -186,7 +186,7 @@ impl<'a> Review<'a> {
         if !self.facts.has_file(&post) {
             return Vec::new();
         }
-        let text = reviewer::log::read_bounded(&self.handle.dir().join(&post)).unwrap_or_default();
+        let text = reviewer::log::read_bounded(&self.handle.file(&post)).unwrap_or_default();
         ledger.record_post_review(due.review.name(), due.task, &text)
     }
 }
@@ -237,7 +237,7 @@ impl<'r, 'a> Ran<'r, 'a> {
                 &verified.resolved,
                 &verified.reopened,
             );
-            let review_file = p.review.handle.dir().join(&p.due.review_file);
+            let review_file = p.review.handle.file(&p.due.review_file);
             if let Err(e) = reviewer::ids_header(&review_file, &added) {
                 eprintln!("taskie-hook: could not add the finding ids to the review file: {e}");
             }
