@@ -241,6 +241,12 @@ fn a_plan_without_state_json_routes_to_init_and_status_says_it_is_never_reviewed
     );
     let dry_run = p.taskie_json(&["hook", "--dry-run", "--json"]);
     assert_eq!(dry_run["branch"], "no-review-due", "{dry_run:#}");
+    let dry_run = p.run_taskie(&["hook", "--dry-run"]);
+    assert!(
+        dry_run.ok().contains("`taskie init p`"),
+        "{}",
+        dry_run.stdout
+    );
     for command in [
         &["resume"][..],
         &["mark", "continue-task"],

@@ -401,7 +401,19 @@ pub fn human(r: &Report) -> String {
         }
     }
     match &r.state {
-        Some(StateRead::Missing) => line(&mut out, "state:", "no state.json".into()),
+        // The hook never reviews such a plan (SPEC §13): say what starts it, as
+        // continue-plan and status do.
+        Some(StateRead::Missing) => line(
+            &mut out,
+            "state:",
+            match &r.plan {
+                Some(p) => format!(
+                    "no state.json: the hook never reviews this plan (`taskie init {}` starts its reviews)",
+                    p.id
+                ),
+                None => "no state.json".into(),
+            },
+        ),
         // Quoted, as JSON shows a string.
         Some(StateRead::Error { error }) => {
             line(&mut out, "state:", Value::from(error.as_str()).to_string())
