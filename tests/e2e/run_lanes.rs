@@ -268,22 +268,27 @@ fn task_and_progress(turns: &[Turn]) -> Option<(String, usize)> {
 
 /// The usage limit the fake API answers once, to the first request of task [`LIMITED`]'s
 /// session after its agent read the task file (mid-task, its work not written yet); and
-/// the first request of task [`HELD`]'s session, held until then, so that session is
-/// still running when the limit comes and the limit, not a free slot, decides when task
-/// [`WAITING`] may start.
+/// the first request of task [`HELD`]'s session, held until the run has recorded the
+/// pause, so that session is still running when the run learns of the limit and the
+/// limit, not a free slot, decides when task [`WAITING`] may start. (Held only until the
+/// limit was answered, task 1 could finish and free its lane while the limited CLI was
+/// still exiting: the run, not yet knowing of the limit, started task 4.)
 struct Limit {
     hit: std::sync::atomic::AtomicBool,
+    /// The user's checkout, whose run journal says when the run paused the limited task.
+    work: std::sync::OnceLock<PathBuf>,
 }
 
 impl Limit {
     fn new() -> Limit {
         Limit {
             hit: std::sync::atomic::AtomicBool::new(false),
+            work: std::sync::OnceLock::new(),
         }
     }
 
     /// Whether this request gets the limit (once); a request it holds returns once the
-    /// limit was answered (or after a long bound, for the test to fail on).
+    /// run recorded the pause (or after a long bound, for the test to fail on).
     fn now(&self, turns: &[Turn]) -> bool {
         let Some((file, printed)) = task_and_progress(turns) else {
             return false;
@@ -291,7 +296,7 @@ impl Limit {
         let is = |task: &str| file.ends_with(&format!("/task-{task}.md"));
         if is(HELD) && printed == 0 {
             let bound = Instant::now() + Duration::from_secs(300);
-            while !self.was_hit() && Instant::now() < bound {
+            while !self.pause_recorded() && Instant::now() < bound {
                 std::thread::sleep(Duration::from_millis(50));
             }
         }
@@ -300,6 +305,22 @@ impl Limit {
 
     fn was_hit(&self) -> bool {
         self.hit.load(std::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// Whether a run's journal in the checkout has paused task [`LIMITED`].
+    fn pause_recorded(&self) -> bool {
+        let Some(work) = self.work.get() else {
+            return false;
+        };
+        let runs = std::fs::read_dir(work.join(".taskie/runs"));
+        runs.into_iter().flatten().flatten().any(|run| {
+            std::fs::read_to_string(run.path().join("journal.jsonl")).is_ok_and(|text| {
+                text.lines().any(|line| {
+                    serde_json::from_str::<Value>(line)
+                        .is_ok_and(|e| e["step"] == "paused" && e["task"] == LIMITED)
+                })
+            })
+        })
     }
 }
 
@@ -694,6 +715,7 @@ fn whole_story(
     script: &Mutex<Script>,
     limit: &Limit,
 ) -> Duration {
+    limit.work.set(lanes.work()).expect("one story per limit");
     let head = lanes.git(&["rev-parse", "HEAD"]);
     let started = Instant::now();
     let (status, report, stderr) = lanes.run(
