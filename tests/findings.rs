@@ -216,6 +216,51 @@ fn taskie_validate_refuses_a_ledger_that_is_a_directory_or_a_link_out_of_taskie(
     }
 }
 
+/// A cycle of the longest findings a reviewer can give (more than a review adds, each as
+/// long as a finding keeps, in NULs that JSON writes as six bytes), every one answered at
+/// length, passed the 4 MiB the ledger's reader takes within three reviews, and every
+/// later reading (the next stop, `taskie status`) said the ledger could not be read. Now
+/// the ledger keeps shorter texts past its bound, and every id is still counted.
+#[test]
+fn a_cycle_of_the_longest_findings_never_outgrows_the_ledgers_reader() {
+    let text = "\u{0}".repeat(2000);
+    let findings: Vec<String> = (0..105).map(|_| text.clone()).collect();
+    let answer = json!({"type":"result","subtype":"success","is_error":false,"result":"{}",
+        "structured_output":{"verdict":"FAIL","summary":"Many problems.","findings":findings}});
+    let raw: &'static str = Box::leak(answer.to_string().into_boxed_str());
+    let p = Project::new()
+        .plan("p")
+        .state(due("plan-review"))
+        .reviewer(&Fake::fail().file(None).shape(Shape::Raw(raw)));
+    let long_answer = "漢".repeat(2000);
+    for review in 1..=3u64 {
+        let run = p.stop();
+        assert!(
+            run.is_block() && run.reason().contains("Verdict: FAIL"),
+            "review {review}: {}",
+            run.stdout
+        );
+        assert_eq!(p.reviewer_calls(), review as usize);
+        let ledger = std::fs::read(p.plan_dir().join("findings.json")).unwrap();
+        assert!(ledger.len() <= 2 * 1024 * 1024, "{} bytes", ledger.len());
+        let answers: String = (1..=review * 101)
+            .map(|i| format!("F{i}: won't fix — {long_answer}\n"))
+            .collect();
+        std::fs::write(
+            p.plan_dir().join(format!("plan-post-review-{review}.md")),
+            answers,
+        )
+        .unwrap();
+    }
+    let v = p.taskie_json(&["status", "--json"]);
+    assert_eq!(
+        (&v["findings"]["opened"], &v["findings"]["dismissed"]),
+        // The third post-review's answers are recorded at the next stop.
+        (&json!(3 * 101), &json!(2 * 101)),
+        "{v}"
+    );
+}
+
 #[test]
 fn the_ids_header_keeps_every_byte_of_a_review_over_32_mib_that_is_not_utf8() {
     // The reviewer writes 40 MiB with bytes that are not UTF-8, and reports two findings.
