@@ -511,6 +511,9 @@ fn plan_paths_are_joined_only_in_store_and_model() {
         "\"events.jsonl\"",
         ".taskie/plans/{",
         ".taskie/plans\")",
+        "join(STATE_FILE",
+        "join(crate::model::plan_file::STATE_FILE",
+        "-diagnostics.json\"",
     ];
     let found = code_lines_containing(&forbidden, &["store", "model"]);
     assert!(

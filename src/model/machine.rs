@@ -219,12 +219,70 @@ pub fn task_added(s: &State, task: Option<u64>) -> State {
     next
 }
 
+/// `taskie run` (SPEC §23): the state a lane's session starts from in its gate, made from
+/// the plan's state: the task is being implemented and the code review of `task` (`None`:
+/// the all-code review) is due at its stop, in a fresh cycle, with no pause and no
+/// automatic continuation, and with what is left of the plan's review budget, if it has
+/// one, as its own.
+pub fn run_session(s: &State, task: Option<u64>, budget_left: Option<f64>) -> State {
+    let mut next = lift_pause(s);
+    next.set_phase(Phase::CompleteTask);
+    next.schedule(Some(match task {
+        Some(_) => Phase::CodeReview,
+        None => Phase::AllCodeReview,
+    }));
+    next.current_task = task;
+    cycle::reset(&mut next);
+    next.auto_continue = false;
+    if budget_left.is_some() {
+        next.max_cost_usd = budget_left;
+    }
+    next
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn state(json: &str) -> State {
         State::parse(json.as_bytes()).unwrap()
+    }
+
+    #[test]
+    fn a_run_session_starts_a_fresh_unpaused_cycle_of_its_review_keeping_the_plans_settings() {
+        let plan = state(
+            r#"{"phase":"post-code-review","next_phase":"code-review","current_task":1,
+                "phase_iteration":3,"consecutive_clean":1,"review_model":"sonnet",
+                "review_failures":2,"auto_continue":true,"paused_until":"2100-01-01T00:00:00Z",
+                "paused_by":"claude","max_reviews":5,"tdd":true,"max_cost_usd":10,
+                "my_note":"kept"}"#,
+        );
+        let code = run_session(&plan, Some(3), Some(2.5));
+        assert_eq!(code.phase, "complete-task");
+        assert_eq!(code.next_phase.as_deref(), Some("code-review"));
+        assert_eq!(code.current_task, Some(3));
+        assert_eq!(code.phase_iteration, Some(0));
+        assert_eq!(code.consecutive_clean, 0);
+        assert_eq!(code.review_failures, 0);
+        assert_eq!(code.review_model, crate::model::state::FIRST_MODEL);
+        assert!(!code.auto_continue);
+        assert_eq!((code.paused_until, code.paused_by.as_deref()), (None, None));
+        assert_eq!(code.max_cost_usd, Some(2.5));
+        assert_eq!((code.max_reviews, code.tdd), (5, true));
+        assert!(
+            code.to_json().contains("\"my_note\": \"kept\""),
+            "{}",
+            code.to_json()
+        );
+
+        let all = run_session(&plan, None, None);
+        assert_eq!(all.next_phase.as_deref(), Some("all-code-review"));
+        assert_eq!(all.current_task, None);
+        assert_eq!(
+            all.max_cost_usd,
+            Some(10.0),
+            "no budget left given: the plan's own"
+        );
     }
 
     #[test]

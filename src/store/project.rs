@@ -63,6 +63,38 @@ pub fn plan_dir_in(taskie: &Path, plan: &str) -> PathBuf {
     plans_in(taskie).join(plan)
 }
 
+/// A plan in a `.taskie`-shaped directory that is not a project's own (a run's gate, made
+/// before any worktree links to it): the paths [`PlanRef`] gives a project's plan.
+#[derive(Debug, Clone)]
+pub struct PlanIn {
+    taskie: PathBuf,
+    plan: String,
+}
+
+impl PlanIn {
+    pub fn new(taskie: impl Into<PathBuf>, plan: impl Into<String>) -> PlanIn {
+        PlanIn {
+            taskie: taskie.into(),
+            plan: plan.into(),
+        }
+    }
+
+    pub fn dir(&self) -> PathBuf {
+        plan_dir_in(&self.taskie, &self.plan)
+    }
+
+    pub fn state_path(&self) -> PathBuf {
+        self.dir().join(crate::model::plan_file::STATE_FILE)
+    }
+
+    /// What a hard stop leaves for the human (`logs/<plan>-diagnostics.json`).
+    pub fn diagnostics_path(&self) -> PathBuf {
+        self.taskie
+            .join("logs")
+            .join(crate::store::diagnostics::file_name(&self.plan))
+    }
+}
+
 /// One plan of a project, the handle the hook and the commands share: its directory,
 /// its state file, its files as people see them, and where its lock and logs are. No
 /// layer joins `.taskie/plans/<id>/…` or "state.json" by hand.

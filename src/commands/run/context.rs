@@ -64,6 +64,11 @@ impl Context {
         self.work.join(format!("gate-{task}"))
     }
 
+    /// The plan's copy in the gate of `task`.
+    pub fn gate_plan(&self, task: &str) -> crate::store::project::PlanIn {
+        crate::store::project::PlanIn::new(self.gate(task), &self.plan)
+    }
+
     pub fn integration_worktree(&self) -> PathBuf {
         self.work.join("integration")
     }

@@ -4,10 +4,10 @@
 //! of it is ever on a task branch, and the plan's own files are written only by the driver.
 
 use crate::commands::run::context::Context;
-use crate::model::plan_file::STATE_FILE;
+use crate::model::machine;
+use crate::model::state::State;
 use crate::store::git::Git;
 use crate::store::run::{GATE_MARK, GateMark};
-use serde_json::{Value, json};
 
 // A link to a directory differs per platform.
 #[cfg(unix)]
@@ -41,7 +41,8 @@ pub fn prepare(
     budget_left: Option<f64>,
 ) -> std::io::Result<()> {
     let gate = ctx.gate(task);
-    let plan_dir = crate::store::project::plan_dir_in(&gate, &ctx.plan);
+    let copy = ctx.gate_plan(task);
+    let plan_dir = copy.dir();
     fs_err::create_dir_all(&plan_dir)?;
     let source = ctx.project.plan_dir(&ctx.plan);
     // The plan's files as the driver read them; a copy, so a session never writes the
@@ -57,38 +58,24 @@ pub fn prepare(
             fs_err::copy(entry.path(), plan_dir.join(&name))?;
         }
     }
-    let state_path = plan_dir.join(STATE_FILE);
+    let state_path = copy.state_path();
     // An adopted gate keeps its state: the session's review cycle goes on where it was.
     if !state_path.exists() {
-        let mut state: Value = std::fs::read(source.join(STATE_FILE))
+        // The plan's state as the driver read it (its reviewers, limits and budget); a
+        // plan without a readable one runs with the defaults.
+        let plan = std::fs::read(ctx.target().state_path())
             .ok()
-            .and_then(|b| serde_json::from_slice(&b).ok())
-            .filter(Value::is_object)
-            .unwrap_or_else(|| json!({}));
-        let (next, task_field) = match due {
-            Due::Code(n) => ("code-review", json!(n)),
-            Due::AllCode => ("all-code-review", Value::Null),
+            .and_then(|b| State::parse(&b).ok())
+            .unwrap_or_default();
+        let task = match due {
+            Due::Code(n) => Some(n),
+            Due::AllCode => None,
         };
-        for (k, v) in [
-            ("phase", json!("complete-task")),
-            ("next_phase", json!(next)),
-            ("current_task", task_field),
-            ("phase_iteration", json!(0)),
-            ("consecutive_clean", json!(0)),
-            ("review_model", json!("opus")),
-        ] {
-            state[k] = v;
-        }
-        if let Some(left) = budget_left {
-            state["max_cost_usd"] = json!(left);
-        }
-        let object = state.as_object_mut().expect("an object");
-        object.remove("review_failures");
-        object.remove("auto_continue");
-        object.remove("paused_until");
         crate::store::atomic::write_durable(
             &state_path,
-            (serde_json::to_string_pretty(&state).expect("json") + "\n").as_bytes(),
+            machine::run_session(&plan, task, budget_left)
+                .to_json()
+                .as_bytes(),
         )?;
     }
     let mark = GateMark {
@@ -107,7 +94,7 @@ pub fn prepare(
 /// resume` does for a plan: the driver waited for the reset, so the task's next session
 /// runs its review, whatever the hook's clock says.
 pub fn lift_pause(ctx: &Context, task: &str) -> std::io::Result<()> {
-    let path = crate::store::project::plan_dir_in(&ctx.gate(task), &ctx.plan).join(STATE_FILE);
+    let path = ctx.gate_plan(task).state_path();
     let Ok(bytes) = std::fs::read(&path) else {
         return Ok(());
     };

@@ -51,11 +51,7 @@ pub fn judge(
             outside.join(", ")
         ));
     }
-    let state_bytes = std::fs::read(
-        crate::store::project::plan_dir_in(&gate, &ctx.plan)
-            .join(crate::model::plan_file::STATE_FILE),
-    )
-    .unwrap_or_default();
+    let state_bytes = std::fs::read(ctx.gate_plan(task).state_path()).unwrap_or_default();
     if !passed(&state_bytes, task) {
         // A usage limit pauses the task instead of failing it (SPEC §22): its reviewer's,
         // which the hook recorded in the gate's state, or the agent's own, in its output.
@@ -96,9 +92,7 @@ pub fn judge(
         ));
     }
     if !passed(&state_bytes, task) {
-        let diagnostics = gate
-            .join("logs")
-            .join(format!("{}-diagnostics.json", ctx.plan));
+        let diagnostics = ctx.gate_plan(task).diagnostics_path();
         let why = if diagnostics.exists() {
             format!(
                 "its review hard-stopped (diagnostics: {})",

@@ -31,11 +31,9 @@ pub struct Ended {
 /// the post-review file the new session must write, relative to the worktree.
 fn owed(ctx: &Context, task: &str) -> Option<(String, String)> {
     use crate::model::phase::Review;
-    let dir = crate::store::project::plan_dir_in(&ctx.gate(task), &ctx.plan);
-    let state = crate::model::state::State::parse(
-        &std::fs::read(dir.join(crate::model::plan_file::STATE_FILE)).ok()?,
-    )
-    .ok()?;
+    let copy = ctx.gate_plan(task);
+    let dir = copy.dir();
+    let state = crate::model::state::State::parse(&std::fs::read(copy.state_path()).ok()?).ok()?;
     let review = Review::from_name(&state.phase)?;
     if state.next_phase.as_deref() != Some(review.post_name()) {
         return None;
