@@ -68,6 +68,18 @@ fn findings_keep_their_ids_across_a_cycle_and_status_counts_them() {
     );
 }
 
+/// A plan whose plan review is due, and a reviewer that fails it with `findings`,
+/// answering as the claude CLI does.
+fn failing_with(findings: &[String]) -> Project {
+    let answer = json!({"type":"result","subtype":"success","is_error":false,"result":"{}",
+        "structured_output":{"verdict":"FAIL","summary":"Many problems.","findings":findings}});
+    let raw: &'static str = Box::leak(answer.to_string().into_boxed_str());
+    Project::new()
+        .plan("p")
+        .state(due("plan-review"))
+        .reviewer(&Fake::fail().file(None).shape(Shape::Raw(raw)))
+}
+
 /// A ledger past what one argument may hold (128 KiB on Linux), with a NUL and terminal
 /// codes in a finding and in the agent's answer, still reaches the next reviewer: the
 /// prompt is on stdin, each text is one clean line, and past its bound the prompt names
@@ -78,13 +90,7 @@ fn a_ledger_past_128_kib_with_a_nul_in_a_finding_still_reaches_the_next_reviewer
     let findings: Vec<String> = (1..=80)
         .map(|i| format!("Finding {i}\u{0}\u{1b}[2J: {long}"))
         .collect();
-    let answer = json!({"type":"result","subtype":"success","is_error":false,"result":"{}",
-        "structured_output":{"verdict":"FAIL","summary":"Many problems.","findings":findings}});
-    let raw: &'static str = Box::leak(answer.to_string().into_boxed_str());
-    let p = Project::new()
-        .plan("p")
-        .state(due("plan-review"))
-        .reviewer(&Fake::fail().file(None).shape(Shape::Raw(raw)));
+    let p = failing_with(&findings);
     assert!(p.stop().reason().contains("- F1: Finding 1"));
     let ledger = p.read("findings.json");
     assert!(ledger.len() > 128 * 1024, "{} bytes", ledger.len());
@@ -225,13 +231,7 @@ fn taskie_validate_refuses_a_ledger_that_is_a_directory_or_a_link_out_of_taskie(
 fn a_cycle_of_the_longest_findings_never_outgrows_the_ledgers_reader() {
     let text = "\u{0}".repeat(2000);
     let findings: Vec<String> = (0..105).map(|_| text.clone()).collect();
-    let answer = json!({"type":"result","subtype":"success","is_error":false,"result":"{}",
-        "structured_output":{"verdict":"FAIL","summary":"Many problems.","findings":findings}});
-    let raw: &'static str = Box::leak(answer.to_string().into_boxed_str());
-    let p = Project::new()
-        .plan("p")
-        .state(due("plan-review"))
-        .reviewer(&Fake::fail().file(None).shape(Shape::Raw(raw)));
+    let p = failing_with(&findings);
     let long_answer = "漢".repeat(2000);
     for review in 1..=3u64 {
         let run = p.stop();
