@@ -289,21 +289,22 @@ mod tests {
 
     #[test]
     fn a_run_works_under_xdg_data_home_if_absolute_else_under_home_else_beside_git() {
-        let git = Path::new("/repo/.git");
-        let data = Path::new("/data");
-        let home = Path::new("/home/u");
-        assert_eq!(
-            work_dir("r1", git, Some(data), Some(home)),
-            Path::new("/data/taskie/runs/r1")
+        // Absolute on this platform: a path without a drive is not absolute on Windows.
+        let root = Path::new(if cfg!(windows) { r"C:\" } else { "/" });
+        let (git, data, home) = (
+            root.join("repo/.git"),
+            root.join("data"),
+            root.join("home/u"),
         );
         assert_eq!(
-            work_dir("r1", git, Some(Path::new("relative")), Some(home)),
-            Path::new("/home/u/.local/share/taskie/runs/r1")
+            work_dir("r1", &git, Some(&data), Some(&home)),
+            data.join("taskie/runs/r1")
         );
         assert_eq!(
-            work_dir("r1", git, None, None),
-            Path::new("/repo/.git/taskie-runs/r1")
+            work_dir("r1", &git, Some(Path::new("relative")), Some(&home)),
+            home.join(".local/share/taskie/runs/r1")
         );
+        assert_eq!(work_dir("r1", &git, None, None), git.join("taskie-runs/r1"));
     }
 
     #[test]
