@@ -665,6 +665,25 @@ fn a_plan_that_is_not_committed_runs_from_copies_and_stays_untouched() {
 }
 
 #[test]
+fn a_plan_state_json_that_cannot_be_used_stops_the_run_naming_the_file_and_the_field() {
+    let repo = Repo::new(ONE);
+    let state = repo.work().join(".taskie/plans/p/state.json");
+    std::fs::write(&state, "{\"max_reviews\": \"many\"}\n").unwrap();
+    let out = repo.run(&["run", "--json"]);
+    let text = format!(
+        "{}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(!out.status.success(), "{text}");
+    assert!(
+        text.contains(".taskie/plans/p/state.json") && text.contains("max_reviews"),
+        "{text}"
+    );
+    assert_eq!(repo.merges_of("1"), 0, "{text}");
+}
+
+#[test]
 fn an_untracked_plans_statuses_are_written_into_the_checkout_at_landing_only() {
     let repo = Repo::new(TWO);
     repo.git(&["rm", "-r", "-q", "--cached", ".taskie"]);

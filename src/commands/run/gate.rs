@@ -5,7 +5,6 @@
 
 use crate::commands::run::context::Context;
 use crate::model::machine;
-use crate::model::state::State;
 use crate::store::git::Git;
 use crate::store::run::{GATE_MARK, GateMark};
 
@@ -61,11 +60,17 @@ pub fn prepare(
     let state_path = copy.state_path();
     // An adopted gate keeps its state: the session's review cycle goes on where it was.
     if !state_path.exists() {
-        // The plan's state as the driver read it (its reviewers, limits and budget); a
-        // plan without a readable one runs with the defaults.
-        let plan = std::fs::read(ctx.target().state_path())
-            .ok()
-            .and_then(|b| State::parse(&b).ok())
+        // The plan's state (its reviewers, limits and budget); a plan without one runs
+        // with the defaults. One that cannot be used stops the session naming the file:
+        // the defaults would silently review with what the user did not choose.
+        let target = ctx.target();
+        let plan = crate::store::snapshot::read_state(&target.state_path())
+            .map_err(|e| {
+                std::io::Error::other(format!(
+                    "{}: {e}; fix it (`taskie validate` names each field)",
+                    target.rel(crate::model::plan_file::STATE_FILE)
+                ))
+            })?
             .unwrap_or_default();
         let task = match due {
             Due::Code(n) => Some(n),
