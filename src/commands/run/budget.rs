@@ -21,7 +21,7 @@ fn spent(ctx: &Context) -> f64 {
     if let Ok(entries) = std::fs::read_dir(&ctx.work) {
         for entry in entries.flatten() {
             let name = entry.file_name().to_string_lossy().into_owned();
-            let dir = crate::store::project::plan_dir_in(&entry.path(), &ctx.plan);
+            let dir = crate::store::project::PlanIn::new(entry.path(), &ctx.plan).dir();
             if name.starts_with("gate-") && dir.join(SPEND_FILE).is_file() {
                 total += snapshot::ledger(&dir, &ctx.plan).plan.cost_usd;
             }

@@ -40,7 +40,7 @@ pub fn left(ctx: &Context, state: &RunState) -> String {
     if parts.is_empty() && state.final_passed.is_none() {
         parts.push(format!(
             "the all-code review did not pass (its reviews are in {})",
-            crate::store::project::plan_dir_in(&ctx.gate("all"), &ctx.plan).display()
+            ctx.gate_plan("all").dir().display()
         ));
     }
     format!(
