@@ -245,6 +245,12 @@ pub fn observe(run_dir: &Path, locks: &Path) -> Option<RunView> {
     view::view(&lines, &seen)
 }
 
+/// Whether the process group `pid` leads still has a running process (exited members
+/// waiting to be reaped do not count); `None` where the system cannot tell.
+pub(crate) fn group_alive(pid: i32) -> Option<bool> {
+    os::group_alive(pid)
+}
+
 /// What a gate says: reviews and cost from its ledger, a review under way, its session.
 fn gate_seen(gate: &Path, plan: &str) -> view::GateSeen {
     let ledger =
@@ -252,7 +258,7 @@ fn gate_seen(gate: &Path, plan: &str) -> view::GateSeen {
     let session_alive = std::fs::read_to_string(gate.join(AGENT_PID))
         .ok()
         .and_then(|t| t.trim().parse::<i32>().ok())
-        .and_then(os::group_alive);
+        .and_then(group_alive);
     view::GateSeen {
         reviews: ledger.as_ref().map_or(0, |l| l.plan.reviews),
         cost_usd: ledger.map(|l| l.plan.cost_usd),
