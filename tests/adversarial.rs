@@ -352,7 +352,7 @@ fn state_set_leaves_a_linked_state_json_alone() {
 #[test]
 fn commands_do_not_write_through_a_linked_locks_directory() {
     let p = Project::new().plan("p").state(due("plan-review"));
-    let elsewhere = tempfile::tempdir().unwrap();
+    let elsewhere = crate::support::tempdir();
     std::os::unix::fs::symlink(elsewhere.path(), p.root().join(".taskie/locks")).unwrap();
     let run = p.run_taskie(&["state", "set", "max_reviews=3"]);
     assert!(run.fails_with(1).contains("link"), "{}", run.stderr);

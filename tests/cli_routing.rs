@@ -696,7 +696,7 @@ fn a_lost_state_is_reported_with_the_commands_that_resume_it_and_they_work() {
 
 #[test]
 fn continue_plan_outside_any_project_says_where_it_looked() {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::support::tempdir();
     let out = assert_cmd::Command::cargo_bin("taskie")
         .unwrap()
         .current_dir(dir.path())

@@ -615,7 +615,7 @@ fn no_process_outlives_a_random_kill_of_a_panel_of_three_kinds() {
 #[test]
 fn the_guardian_role_started_by_hand_kills_no_group_it_does_not_lead() {
     use std::os::unix::process::CommandExt;
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::support::tempdir();
     let survived = dir.path().join("survived");
     let role = taskie::reviewer::guardian::ROLE_ARG;
     // The shell leads a group of its own, so the test's group is never at stake.
@@ -644,7 +644,7 @@ fn a_hook_whose_binary_file_is_gone_still_guards_its_reviewer() {
     use std::os::fd::AsRawFd;
     let p = Project::new().plan("p").state(due("plan-review"));
     p.script_reviewer(REVIEWER_WITH_CHILD);
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::support::tempdir();
     let copy = dir.path().join("taskie-hook");
     let status = std::process::Command::new("cp")
         .arg(HOOK)

@@ -185,7 +185,7 @@ fn taskie_validate_refuses_a_ledger_that_is_a_directory_or_a_link_out_of_taskie(
         ("spend.json", "findings.json"),
     ] {
         let p = Project::new().plan("p").state(due("plan-review"));
-        let outside = tempfile::tempdir().unwrap();
+        let outside = crate::support::tempdir();
         std::fs::write(outside.path().join("secret.json"), "{\"cycles\":[]}\n").unwrap();
         std::os::unix::fs::symlink(
             outside.path().join("secret.json"),

@@ -54,7 +54,7 @@ struct Fleet {
 
 impl Fleet {
     fn new(n: usize) -> Fleet {
-        let tmp = tempfile::tempdir().unwrap();
+        let tmp = crate::support::tempdir();
         let origin = tmp.path().join("origin.git");
         git(tmp.path(), &["init", "-q", "--bare", "origin.git"]);
         let url = format!("file://{}", origin.display());

@@ -82,7 +82,7 @@ fn plans_in_a_project_without_plans_says_how_to_start_one() {
 #[test]
 fn dash_c_runs_taskie_as_if_started_in_that_directory() {
     let p = Project::new().plan("far").state(due("plan-review"));
-    let elsewhere = tempfile::tempdir().unwrap();
+    let elsewhere = crate::support::tempdir();
     let mut cmd = p.taskie(&["-C"]);
     cmd.arg(p.root())
         .args(["status", "--json"])
@@ -397,7 +397,7 @@ fn the_ledgers_hold_no_path_user_or_host_name_of_the_machine_that_wrote_them() {
 #[test]
 fn taskie_push_pushes_only_when_the_user_turned_pushing_on() {
     let p = Project::new().plan("p").state(due("plan-review"));
-    let remote = tempfile::tempdir().unwrap();
+    let remote = crate::support::tempdir();
     git(remote.path(), &["init", "-q", "--bare", "-b", "main"]);
     git(&p.root(), &["init", "-q", "-b", "main"]);
     // No remote yet: nothing to push to, said plainly.
@@ -479,7 +479,7 @@ fn the_actions_push_only_through_taskie_push() {
 #[test]
 fn the_launchers_not_installed_message_names_routes_that_work_today() {
     // A copy of the plugin's hooks with nothing installed anywhere it looks.
-    let tmp = tempfile::tempdir().unwrap();
+    let tmp = crate::support::tempdir();
     let plugin = tmp.path().join("plugin");
     std::fs::create_dir_all(plugin.join("hooks")).unwrap();
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));

@@ -959,7 +959,7 @@ fn a_panic_inside_the_hook_still_answers_allow_and_exits_zero() {
 
 /// A plugin directory whose plugin.json says `version`.
 fn plugin_of_version(version: &str) -> tempfile::TempDir {
-    let dir = tempfile::tempdir().unwrap();
+    let dir = crate::support::tempdir();
     std::fs::create_dir_all(dir.path().join(".claude-plugin")).unwrap();
     std::fs::write(
         dir.path().join(".claude-plugin/plugin.json"),
@@ -983,7 +983,7 @@ fn the_version_notice_names_the_update_of_the_client_whose_copy_of_the_plugin_la
             "AfterAgent",
         ),
     ] {
-        let plugin = tempfile::tempdir().unwrap();
+        let plugin = crate::support::tempdir();
         let path = plugin.path().join(manifest);
         std::fs::create_dir_all(path.parent().unwrap()).unwrap();
         std::fs::write(
@@ -991,7 +991,7 @@ fn the_version_notice_names_the_update_of_the_client_whose_copy_of_the_plugin_la
             json!({"name": "taskie", "version": "9.9.9"}).to_string(),
         )
         .unwrap();
-        let cache = tempfile::tempdir().unwrap();
+        let cache = crate::support::tempdir();
         let p = Project::new();
         let out = p
             .hook_command()
@@ -1013,7 +1013,7 @@ fn the_version_notice_names_the_update_of_the_client_whose_copy_of_the_plugin_la
 #[test]
 fn the_version_notice_reaches_the_user_once_per_session_in_the_hooks_one_answer() {
     let plugin = plugin_of_version("9.9.9");
-    let cache = tempfile::tempdir().unwrap();
+    let cache = crate::support::tempdir();
     let p = Project::new();
     let stop = |session: &str| {
         let out = p

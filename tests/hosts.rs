@@ -272,7 +272,7 @@ fn a_structure_error_loop_under_gemini_ends_at_the_default_cap_of_eight() {
 
 #[test]
 fn when_the_count_of_blocks_cannot_be_saved_the_stop_is_allowed_instead_of_blocking_without_end() {
-    let outside = tempfile::tempdir().unwrap();
+    let outside = crate::support::tempdir();
     for (what, plant) in [
         (
             "not a directory",
@@ -399,7 +399,7 @@ fn claude_code_blocks_keep_the_slash_command() {
 /// cache, or the checkout's when a launcher there was registered.
 #[test]
 fn without_the_plugin_claude_code_blocks_name_the_actions_file_instead_of_a_slash_command() {
-    let cache = tempfile::tempdir().unwrap();
+    let cache = crate::support::tempdir();
     let p = failing_review()
         .env("TASKIE_PLUGIN_ROOT", "")
         .env("XDG_CACHE_HOME", cache.path().to_str().unwrap());

@@ -103,11 +103,19 @@ impl Repo {
         Repo::with_state(table, None)
     }
 
+    /// In a directory no other user may write to, nor any above it: a Gemini lane is
+    /// refused where Gemini would ignore its settings.
+    fn private(table: &str) -> Repo {
+        let tmp = tempfile::tempdir_in(crate::support::private_dir()).unwrap();
+        Repo::build(tmp, table, None)
+    }
+
     /// With the plan's state.json committed too.
     fn with_state(table: &str, state: Option<&str>) -> Repo {
-        // Not under /tmp: Gemini ignores settings below a directory others may write to,
-        // and its lanes are refused there.
-        let tmp = tempfile::tempdir_in(crate::support::private_dir()).unwrap();
+        Repo::build(crate::support::tempdir(), table, state)
+    }
+
+    fn build(tmp: tempfile::TempDir, table: &str, state: Option<&str>) -> Repo {
         let root = tmp.path();
         for d in ["agents", "reviewer", "data"] {
             std::fs::create_dir_all(root.join(d)).unwrap();
@@ -906,7 +914,7 @@ fn an_agents_usage_limit_in_the_all_code_review_is_waited_out_and_the_review_run
 #[test]
 fn a_run_of_several_clis_gives_each_at_most_two_sessions_and_honours_a_tasks_agent() {
     let table = "| Id | Title | Status | Agent |\n|-|-|-|-|\n| 1 | A | pending | |\n| 2 | B | pending | |\n| 3 | C | pending | |\n| 4 | D | pending | |\n| 5 | E | pending | |\n| 6 | F | pending | gemini |\n";
-    let repo = Repo::new(table);
+    let repo = Repo::private(table);
     for t in 1..=6 {
         let t = t.to_string();
         repo.agent_commits(&t, 1, &format!("task-{t}.txt"), &t);

@@ -113,7 +113,7 @@ fn fake_toolchain(dir: &std::path::Path) -> std::ffi::OsString {
 
 #[test]
 fn the_demo_says_it_is_building_before_the_silent_build() {
-    let tmp = tempfile::tempdir().unwrap();
+    let tmp = crate::support::tempdir();
     // The script takes its binaries from $CARGO_TARGET_DIR/debug after "building" them.
     let debug = tmp.path().join("target/debug");
     std::fs::create_dir_all(&debug).unwrap();
@@ -147,7 +147,7 @@ fn the_demo_says_it_is_building_before_the_silent_build() {
 
 #[test]
 fn pack_sh_says_what_it_does_on_stderr_and_prints_only_paths_on_stdout() {
-    let tmp = tempfile::tempdir().unwrap();
+    let tmp = crate::support::tempdir();
     let out = Command::new("bash")
         .arg(repo().join("dist/npm/pack.sh"))
         .args(["--target", "x86_64-unknown-linux-musl", "--skip-main"])

@@ -385,7 +385,7 @@ struct PluginCopy {
 
 impl PluginCopy {
     fn new() -> PluginCopy {
-        let tmp = tempfile::tempdir().unwrap();
+        let tmp = crate::support::tempdir();
         let root = tmp.path().join("taskie plugin");
         crate::support::copy_tree(&repo().join("hooks"), &root.join("hooks"));
         for (client, _, _) in CLIENTS {
@@ -503,7 +503,7 @@ const SHELLS: [&str; 5] = ["sh", "dash", "bash", "zsh", "fish"];
 #[test]
 fn every_clients_registered_command_runs_the_review_under_sh_dash_bash_zsh_and_fish() {
     let plugin = PluginCopy::new();
-    let home = tempfile::tempdir().unwrap();
+    let home = crate::support::tempdir();
     // npm's layout: bin/taskie-hook links to the main package's script (here the binary
     // itself), and no platform package is beside it.
     let npm = home.path().join(".npm-global");
@@ -651,7 +651,7 @@ fn the_launcher_runs_taskie_hook_from_path_with_the_event_on_stdin() {
 #[test]
 fn under_git_bash_on_windows_the_launcher_runs_the_npm_package_s_exe_never_npm_s_node_shim() {
     let plugin = PluginCopy::new();
-    let appdata = tempfile::tempdir().unwrap();
+    let appdata = crate::support::tempdir();
     // npm on Windows: %APPDATA%\npm on PATH with a sh shim `taskie-hook` (it would start
     // Node), the package's taskie-hook.exe under node_modules beside it.
     let npm = appdata.path().join("npm");
@@ -711,7 +711,7 @@ fn the_launcher_hands_the_event_over_whatever_the_version_and_path() {
     let plugin = PluginCopy::new();
     plugin.set_version("0.0.1-other");
     plugin.link_hook_into(&plugin.bin);
-    let cache = tempfile::tempdir().unwrap();
+    let cache = crate::support::tempdir();
     let notices = cache.path().join("taskie/notices");
     std::fs::create_dir_all(&notices).unwrap();
     let marker = format!("s-1-{}-0.0.1-other", env!("CARGO_PKG_VERSION"));
@@ -780,7 +780,7 @@ fn the_launcher_run_as_a_program_finds_the_plugin_from_its_own_path() {
     let plugin = PluginCopy::new();
     plugin.set_version("0.0.2-copy");
     plugin.link_hook_into(&plugin.root.join("target/release"));
-    let cache = tempfile::tempdir().unwrap();
+    let cache = crate::support::tempdir();
     let event = json!({"hook_event_name": "Stop", "cwd": cache.path(), "session_id": "s-9"});
     let run = plugin.run_program(
         &event.to_string(),
@@ -1545,7 +1545,7 @@ fn every_taskie_command_in_the_readme_and_the_install_docs_parses_with_the_real_
 /// beside `taskie`, which then runs as a hook; a `taskie` with none beside it says so.
 #[test]
 fn taskie_hook_path_names_the_native_taskie_hook_beside_taskie() {
-    let anywhere = tempfile::tempdir().unwrap();
+    let anywhere = crate::support::tempdir();
     let out = Command::new(env!("CARGO_BIN_EXE_taskie"))
         .arg("hook-path")
         .current_dir(anywhere.path())

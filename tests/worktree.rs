@@ -464,7 +464,7 @@ fn files_with_spaces_newlines_and_pattern_characters_in_their_names_are_named_an
 /// says why.
 #[test]
 fn without_a_git_program_the_review_stands_and_the_event_says_the_check_was_skipped() {
-    let bin = tempfile::tempdir().unwrap();
+    let bin = crate::support::tempdir();
     for tool in ["sh", "sed", "cat", "env", "dirname", "mkdir"] {
         let found = which::which(tool).unwrap();
         std::os::unix::fs::symlink(found, bin.path().join(tool)).unwrap();

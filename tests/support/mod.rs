@@ -24,7 +24,7 @@ impl Default for Project {
 impl Project {
     /// An empty project (no `.taskie` yet) with a passing fake reviewer installed.
     pub fn new() -> Project {
-        let tmp = tempfile::tempdir().expect("temp dir");
+        let tmp = tempdir();
         std::fs::create_dir_all(tmp.path().join("project")).unwrap();
         std::fs::create_dir_all(tmp.path().join("reviewer")).unwrap();
         let p = Project {
@@ -692,7 +692,7 @@ pub fn shell(name: &str) -> PathBuf {
 #[cfg(unix)]
 pub fn broken_bwrap() -> tempfile::TempDir {
     use std::os::unix::fs::PermissionsExt;
-    let bin = tempfile::tempdir().unwrap();
+    let bin = tempdir();
     let bwrap = bin.path().join("bwrap");
     std::fs::write(
         &bwrap,
@@ -701,6 +701,48 @@ pub fn broken_bwrap() -> tempfile::TempDir {
     .unwrap();
     std::fs::set_permissions(&bwrap, std::fs::Permissions::from_mode(0o755)).unwrap();
     bin
+}
+
+/// A new temporary directory below [`scratch`], removed when dropped.
+pub fn tempdir() -> tempfile::TempDir {
+    tempfile::tempdir_in(scratch()).expect("a temporary directory below the scratch directory")
+}
+
+/// Where tests make their temporary trees: `TMPDIR` when it is set; else, on Linux, the
+/// memory file system `/dev/shm` when it is writable and has room; else the system's
+/// temporary directory. Creating files is most of what the tests do, and on a disk each
+/// creation costs several times more while many files were deleted in the last minute, as
+/// every test's cleanup does (docs/performance.md, "The test suite's fast tier").
+pub fn scratch() -> &'static Path {
+    static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
+    DIR.get_or_init(|| {
+        let shm = Path::new("/dev/shm");
+        if std::env::var_os("TMPDIR").is_none() && cfg!(target_os = "linux") && roomy(shm) {
+            shm.to_path_buf()
+        } else {
+            std::env::temp_dir()
+        }
+    })
+}
+
+/// A directory this process may write with at least 4 GiB free (a container's default
+/// `/dev/shm` of 64 MiB would fill up).
+fn roomy(dir: &Path) -> bool {
+    use std::os::unix::ffi::OsStrExt;
+    let Ok(c) = std::ffi::CString::new(dir.as_os_str().as_bytes()) else {
+        return false;
+    };
+    // SAFETY: `c` is a NUL-terminated path; `st` is written by statvfs before it is read.
+    let free = unsafe {
+        let mut st: libc::statvfs = std::mem::zeroed();
+        if libc::access(c.as_ptr(), libc::W_OK | libc::X_OK) != 0
+            || libc::statvfs(c.as_ptr(), &mut st) != 0
+        {
+            return false;
+        }
+        u64::from(st.f_bavail).saturating_mul(u64::from(st.f_frsize))
+    };
+    free >= 4 << 30
 }
 
 /// A directory for tests' temporary trees that no group or other user may write to, nor
