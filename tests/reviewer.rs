@@ -55,6 +55,7 @@ fn the_reviewer_gets_exactly_the_documented_arguments_environment_and_directory(
 #[test]
 fn the_reviewer_has_bounded_api_retries_and_none_of_the_parent_sessions_variables() {
     let p = Project::new()
+        .reviewer(&Fake::pass().keeps_env())
         .plan("p")
         .state(due("plan-review"))
         .env("CLAUDECODE", "1")

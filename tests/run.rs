@@ -37,7 +37,7 @@ use std::process::Command as Process;
 /// commit), then stops through the hook named in `--settings`, acting only on what the
 /// hook answers: a block names the post-review file to write, an allow ends the session.
 const FAKE_AGENT: &str = r#"#!/bin/sh
-here=$(dirname "$0")
+here=${0%/*}
 # Called as codex is before a session (`-c <hook> app-server`): the run's hook, trusted.
 if [ "$3" = app-server ]; then
   command=$(printf '%s' "$2" | sed -n 's/.*command=\("[^"]*"\).*/\1/p')
@@ -66,7 +66,8 @@ echo $vendor >> "$here/vendor-$task"
 # How many sessions of this CLI are under way, this one included.
 mkdir -p "$here/live-$vendor-$task"
 trap 'rmdir "$here/live-$vendor-$task" 2>/dev/null' EXIT
-ls -d "$here"/live-$vendor-* | wc -l >> "$here/peak-$vendor"
+set -- "$here"/live-$vendor-*
+echo $# >> "$here/peak-$vendor"
 echo "$(date +%s.%N)" > "$here/start-$task"
 if [ -f "$here/$task.sh" ]; then . "$here/$task.sh"; elif [ "$task" != all ]; then
   echo "work of task $task" > "task-$task.txt"
@@ -853,17 +854,17 @@ fn position(steps: &[(String, String)], step: &str, task: &str) -> usize {
 fn an_agents_usage_limit_pauses_that_clis_lanes_and_the_run_goes_on_by_itself_after_the_reset() {
     let table = "| Id | Title | Status | Agent |\n|-|-|-|-|\n| 1 | One | pending | claude |\n| 2 | Two | pending | claude |\n| 3 | Three | pending | codex |\n";
     let repo = Repo::new(table);
-    // Task 1's first session hits claude's limit; "now" is two seconds before its reset.
+    // Task 1's first session hits claude's limit; "now" is a second before its reset.
     repo.agent_does(
         "1",
         "if [ ! -f \"$here/limited-at\" ]; then date +%s.%N > \"$here/limited-at\"; \
          echo '{\"type\":\"result\",\"is_error\":true,\"api_error\":\"usage_limit_reached\",\"result\":\"You have hit your limit \u{b7} resets Nov 26, 5:44am (UTC)\"}'; exit 1; fi\n\
          echo 1 > task-1.txt; git add task-1.txt; git commit -q -m t1\n",
     );
-    // 2026-11-26T05:44:58Z: the limit resets at 05:45:00 (the minute after the one shown).
+    // 05:44:59 UTC: the limit resets at 05:45:00 (the minute after the one shown).
     let out = repo
         .taskie(&["run", "--json", "-j", "1", "--agent", "claude,codex"])
-        .env("TASKIE_TEST_NOW", "1795671898")
+        .env("TASKIE_TEST_NOW", NOW_0544)
         .output()
         .unwrap();
     let report = json_of(&out);
@@ -889,7 +890,7 @@ fn an_agents_usage_limit_pauses_that_clis_lanes_and_the_run_goes_on_by_itself_af
     let limited = repo.time("limited", "at");
     let again = repo.time("start", "1");
     assert!(
-        again - limited >= 2.0,
+        again - limited >= 1.0,
         "started again {}s after the limit",
         again - limited
     );
@@ -898,7 +899,7 @@ fn an_agents_usage_limit_pauses_that_clis_lanes_and_the_run_goes_on_by_itself_af
 #[test]
 fn an_agents_usage_limit_in_the_all_code_review_is_waited_out_and_the_review_runs_again() {
     let repo = Repo::new(ONE);
-    // The all-code review's first session hits claude's limit; "now" is two seconds
+    // The all-code review's first session hits claude's limit; "now" is a second
     // before its reset.
     repo.agent_does(
         "all",
@@ -908,7 +909,7 @@ fn an_agents_usage_limit_in_the_all_code_review_is_waited_out_and_the_review_run
     let stderr = lands_after_a_paused_all_code_review(&repo, "claude's usage limit");
     // The second session started after the reset, not at once.
     let again = repo.time("start", "all");
-    assert!(again - repo.time("limited", "at") >= 2.0, "{stderr}");
+    assert!(again - repo.time("limited", "at") >= 1.0, "{stderr}");
 }
 
 #[test]
@@ -1211,8 +1212,9 @@ fn claude_limit(when: &str) -> String {
     )
 }
 
-/// 2026-11-26T05:44:58Z.
-const NOW_0544: &str = "1795671898";
+/// 2026-11-26T05:44:59Z, a second before a limit shown as `5:44am` resets: each test that
+/// waits one out waits one second.
+const NOW_0544: &str = "1795671899";
 
 #[test]
 fn an_agents_limit_that_resets_beyond_the_longest_wait_ends_the_run_partial_saying_how_to_resume() {
@@ -1285,7 +1287,7 @@ const REVIEWER_LIMIT_ONCE: &str = "if [ ! -f \"$here/limited\" ]; then touch \"$
 fn a_reviewers_usage_limit_holds_only_its_task_and_the_run_reviews_it_after_the_reset() {
     let repo = Repo::new(ONE);
     repo.reviewer(&Fake::pass().extra(REVIEWER_LIMIT_ONCE));
-    // Two seconds before the reset; this clock does not move, so the review after the
+    // A second before the reset; this clock does not move, so the review after the
     // wait runs only because the run lifted the pause it waited out.
     let out = repo
         .taskie(&["run", "--json"])
@@ -1319,7 +1321,7 @@ fn a_reviewers_usage_limit_holds_only_its_task_and_the_run_reviews_it_after_the_
 fn a_reviewers_usage_limit_in_the_all_code_review_is_waited_out_and_the_review_runs_after_it() {
     let repo = Repo::new(ONE);
     // The all-code review (its review file says so) hits the limit once.
-    // Its reset has a date, so "now" is two seconds before it (05:45:00).
+    // Its reset has a date, so "now" is a second before it (05:45:00).
     let all_code = REVIEWER_LIMIT_ONCE
         .replace(
             "if [ ! -f \"$here/limited\" ]; then",
@@ -1333,7 +1335,7 @@ fn a_reviewers_usage_limit_in_the_all_code_review_is_waited_out_and_the_review_r
     lands_after_a_paused_all_code_review(&repo, "the reviewer's usage limit");
 }
 
-/// Runs the plan of `repo` with `--land ff`, "now" two seconds before 05:45:00 UTC, and
+/// Runs the plan of `repo` with `--land ff`, "now" a second before 05:45:00 UTC, and
 /// checks that the all-code review was paused by `limit`, waited out and passed, and the
 /// branch landed on its commit; returns what the run said.
 fn lands_after_a_paused_all_code_review(repo: &Repo, limit: &str) -> String {
@@ -1469,7 +1471,7 @@ fn a_session_restarted_after_a_crash_is_held_to_the_plans_review_budget() {
 /// its hash (or, with `$here/codex.none`, listing no hook at all); called for a session,
 /// it only records that it started.
 const FAKE_CODEX: &str = r#"#!/bin/sh
-here=$(dirname "$0")
+here=${0%/*}
 if [ "$3" = app-server ]; then
   echo list >> "$here/codex-lists"
   if [ -f "$here/codex.none" ]; then

@@ -11,7 +11,7 @@ use crate::support::{Fake, write_executable};
 /// reviewer then waits for `go`), the second; then it releases the reviewer. The block
 /// of either is the stop's answer, as the CLIs combine them.
 const TWICE_AGENT: &str = r#"#!/bin/sh
-here=$(dirname "$0")
+here=${0%/*}
 task=${TASKIE_RUN##*:}
 settings=""
 prev=""

@@ -401,6 +401,8 @@ pub struct Fake {
     pub grandchild: bool,
     /// Extra shell run before answering.
     pub extra: &'static str,
+    /// Writes its environment to `env` beside it.
+    pub keeps_env: bool,
 }
 
 impl Fake {
@@ -412,6 +414,7 @@ impl Fake {
             sleep_secs: None,
             grandchild: false,
             extra: "",
+            keeps_env: false,
         }
     }
     pub fn pass() -> Fake {
@@ -450,6 +453,11 @@ impl Fake {
         self.extra = sh;
         self
     }
+    /// Writes its environment to `env` beside it (see [`Project::reviewer_saw`]).
+    pub fn keeps_env(mut self) -> Fake {
+        self.keeps_env = true;
+        self
+    }
 
     /// The script's text, for a test that installs it somewhere of its own.
     pub fn script_text(&self) -> String {
@@ -458,12 +466,16 @@ impl Fake {
 
     fn script(&self) -> String {
         let mut s = String::from(
-            "#!/bin/sh\nhere=$(dirname \"$0\")\necho run >> \"$here/calls\"\n\
+            // Builtins where they do (`${0%/*}`, printf): the tier runs this script some
+            // 800 times, and each external tool is a process.
+            "#!/bin/sh\nhere=${0%/*}\necho run >> \"$here/calls\"\n\
              : > \"$here/args\"\nfor a; do printf '%s\\n--END-ARG--\\n' \"$a\" >> \"$here/args\"; done\n\
              printf '%s' \"$TASKIE_HOOK_SKIP\" > \"$here/skip\"\npwd > \"$here/cwd\"\ncat > \"$here/stdin\"\n\
-             env > \"$here/env\"\n\
              path=$(sed -n 's/^- Write your review to exactly this file, creating it: //p' \"$here/stdin\")\n",
         );
+        if self.keeps_env {
+            s.push_str("env > \"$here/env\"\n");
+        }
         if self.grandchild {
             s.push_str("sleep 1000 &\necho $! > \"$here/grandchild\"\n");
         }
@@ -473,8 +485,12 @@ impl Fake {
         s.push_str(self.extra);
         s.push('\n');
         if let Some(line) = &self.file_last_line {
+            let review = format!(
+                "# Review\n\n## Findings\n\n- The error message does not name the file\n- Missing test for the empty case\n\n{line}"
+            );
             s.push_str(&format!(
-                "cat > \"$path\" <<'TASKIE_EOF'\n# Review\n\n## Findings\n\n- The error message does not name the file\n- Missing test for the empty case\n\n{line}\nTASKIE_EOF\n"
+                "printf '%s\\n' {} > \"$path\"\n",
+                sh_quote(&review)
             ));
         }
         let stdout = match &self.shape {
@@ -503,7 +519,7 @@ impl Fake {
             .to_string(),
             Shape::Raw(r) => r.to_string(),
         };
-        s.push_str(&format!("cat <<'TASKIE_EOF'\n{stdout}\nTASKIE_EOF\n"));
+        s.push_str(&format!("printf '%s\\n' {}\n", sh_quote(&stdout)));
         if self.grandchild {
             // Keep the script alive briefly so the grandchild surely inherited stdout.
             s.push_str("sleep 0.1\n");
@@ -511,6 +527,11 @@ impl Fake {
         s.push_str(&format!("exit {}\n", self.exit));
         s
     }
+}
+
+/// `text` as one sh word, quoted so the shell changes nothing in it.
+pub fn sh_quote(text: &str) -> String {
+    format!("'{}'", text.replace('\'', "'\\''"))
 }
 
 /// The tests' one way to run git: `git args` in `dir`, its standard output without the
@@ -717,7 +738,7 @@ pub fn scratch() -> &'static Path {
     static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
     DIR.get_or_init(|| {
         let shm = Path::new("/dev/shm");
-        if std::env::var_os("TMPDIR").is_none() && cfg!(target_os = "linux") && roomy(shm) {
+        if std::env::var_os("TMPDIR").is_none() && roomy(shm) {
             shm.to_path_buf()
         } else {
             std::env::temp_dir()
@@ -727,6 +748,7 @@ pub fn scratch() -> &'static Path {
 
 /// A directory this process may write with at least 4 GiB free (a container's default
 /// `/dev/shm` of 64 MiB would fill up).
+#[cfg(target_os = "linux")]
 fn roomy(dir: &Path) -> bool {
     use std::os::unix::ffi::OsStrExt;
     let Ok(c) = std::ffi::CString::new(dir.as_os_str().as_bytes()) else {
@@ -740,9 +762,14 @@ fn roomy(dir: &Path) -> bool {
         {
             return false;
         }
-        u64::from(st.f_bavail).saturating_mul(u64::from(st.f_frsize))
+        st.f_bavail.saturating_mul(st.f_frsize)
     };
     free >= 4 << 30
+}
+
+#[cfg(not(target_os = "linux"))]
+fn roomy(_dir: &Path) -> bool {
+    false
 }
 
 /// A directory for tests' temporary trees that no group or other user may write to, nor

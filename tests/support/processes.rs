@@ -15,7 +15,7 @@ pub const HOOK: &str = env!("CARGO_BIN_EXE_taskie-hook");
 /// The first lines of every scripted reviewer: counts the call, records its pid, and finds
 /// the review file the prompt asks for (relative to the project, its working directory).
 const PROLOGUE: &str = "#!/bin/sh\n\
-here=$(dirname \"$0\")\n\
+here=${0%/*}\n\
 echo run >> \"$here/calls\"\n\
 echo $$ >> \"$here/pids\"\n\
 path=$(sed -n 's/^- Write your review to exactly this file, creating it: //p')\n";

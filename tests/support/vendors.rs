@@ -65,7 +65,7 @@ impl Vendor {
     /// and nanosecond start/end stamps (`<name>-start`, `<name>-end`) around the work.
     fn head(&self, name: &str) -> String {
         let mut s = format!(
-            "#!/bin/sh\nhere=$(dirname \"$0\")\necho run >> \"$here/{name}-calls\"\n\
+            "#!/bin/sh\nhere=${{0%/*}}\necho run >> \"$here/{name}-calls\"\n\
              : > \"$here/{name}-args\"\nfor a; do printf '%s\\n--END-ARG--\\n' \"$a\" >> \"$here/{name}-args\"; done\n\
              printf '%s' \"$TASKIE_HOOK_SKIP\" > \"$here/{name}-skip\"\ncat > \"$here/{name}-stdin\"\n\
              date +%s%N > \"$here/{name}-start\"\n"
