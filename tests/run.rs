@@ -176,7 +176,7 @@ impl Repo {
     }
 
     /// Task `task`'s agent works `secs` seconds, then writes `text` to `file` and commits.
-    pub(crate) fn agent_commits(&self, task: &str, secs: u32, file: &str, text: &str) {
+    pub(crate) fn agent_commits(&self, task: &str, secs: f64, file: &str, text: &str) {
         self.agent_does(
             task,
             &format!(
@@ -916,9 +916,11 @@ fn an_agents_usage_limit_in_the_all_code_review_is_waited_out_and_the_review_run
 fn a_run_of_several_clis_gives_each_at_most_two_sessions_and_honours_a_tasks_agent() {
     let table = "| Id | Title | Status | Agent |\n|-|-|-|-|\n| 1 | A | pending | |\n| 2 | B | pending | |\n| 3 | C | pending | |\n| 4 | D | pending | |\n| 5 | E | pending | |\n| 6 | F | pending | gemini |\n";
     let repo = Repo::private(table);
+    // Each works a moment, long enough for a third session of one CLI, were it started at
+    // once, to overlap the two under way; never too long for the test.
     for t in 1..=6 {
         let t = t.to_string();
-        repo.agent_commits(&t, 1, &format!("task-{t}.txt"), &t);
+        repo.agent_commits(&t, 0.3, &format!("task-{t}.txt"), &t);
     }
     let out = repo.run(&["run", "--json", "-j", "8", "--agent", "claude,codex"]);
     let report = json_of(&out);

@@ -29,7 +29,7 @@ fn two_independent_tasks_at_j_2_take_at_most_six_tenths_of_running_them_one_afte
 fn timed_run(jobs: &str, secs: u32) -> f64 {
     let repo = crate::run::Repo::new(crate::run::TWO);
     for t in ["1", "2"] {
-        repo.agent_commits(t, secs, &format!("task-{t}.txt"), t);
+        repo.agent_commits(t, f64::from(secs), &format!("task-{t}.txt"), t);
     }
     let started = std::time::Instant::now();
     let out = repo.run(&["run", "-j", jobs]);

@@ -729,16 +729,18 @@ pub fn tempdir() -> tempfile::TempDir {
     tempfile::tempdir_in(scratch()).expect("a temporary directory below the scratch directory")
 }
 
-/// Where tests make their temporary trees: `TMPDIR` when it is set; else, on Linux, the
-/// memory file system `/dev/shm` when it is writable and has room; else the system's
-/// temporary directory. Creating files is most of what the tests do, and on a disk each
-/// creation costs several times more while many files were deleted in the last minute, as
-/// every test's cleanup does (docs/performance.md, "The test suite's fast tier").
+/// Where tests make their temporary trees: in the fast tier, on Linux, the memory file
+/// system `/dev/shm` when it is writable and has room and `TMPDIR` is unset; else the
+/// system's temporary directory. Creating files is most of what the tests do, and on a
+/// disk each creation costs several times more while many files were deleted in the last
+/// minute, as every test's cleanup does (docs/performance.md, "The test suite's fast
+/// tier"). The slow tier keeps the system's: the real CLIs' sandboxes mount a `/dev` of
+/// their own.
 pub fn scratch() -> &'static Path {
     static DIR: std::sync::OnceLock<PathBuf> = std::sync::OnceLock::new();
     DIR.get_or_init(|| {
         let shm = Path::new("/dev/shm");
-        if std::env::var_os("TMPDIR").is_none() && roomy(shm) {
+        if !crate::SLOW_TIER && std::env::var_os("TMPDIR").is_none() && roomy(shm) {
             shm.to_path_buf()
         } else {
             std::env::temp_dir()
@@ -746,7 +748,7 @@ pub fn scratch() -> &'static Path {
     })
 }
 
-/// A directory this process may write with at least 4 GiB free (a container's default
+/// A directory this process may write with at least 1 GiB free (a container's default
 /// `/dev/shm` of 64 MiB would fill up).
 #[cfg(target_os = "linux")]
 fn roomy(dir: &Path) -> bool {
@@ -764,7 +766,7 @@ fn roomy(dir: &Path) -> bool {
         }
         st.f_bavail.saturating_mul(st.f_frsize)
     };
-    free >= 4 << 30
+    free >= 1 << 30
 }
 
 #[cfg(not(target_os = "linux"))]
