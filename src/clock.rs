@@ -1,6 +1,6 @@
 //! Now: the one clock. Every timestamp is a `jiff::Timestamp`; this file only says what
-//! "now" is (the system clock, or in a test build `TASKIE_TEST_NOW`) and the two shapes
-//! Taskie writes instants in.
+//! "now" is (the system clock, or in a test build `TASKIE_TEST_NOW`) and the shapes Taskie
+//! writes instants in (and `paused_until`'s, to the second, in `model::pause`).
 
 use jiff::Timestamp;
 
@@ -9,6 +9,10 @@ pub const STAMP: &str = "%Y-%m-%dT%H:%M:%S%.3fZ";
 
 /// An instant in a file name: `20261122T022405Z`.
 pub const COMPACT: &str = "%Y%m%dT%H%M%SZ";
+
+/// An instant in a reviewer run's log name, to the millisecond so quick runs never share
+/// one: `20261122T022405123Z`.
+pub const COMPACT_MS: &str = "%Y%m%dT%H%M%S%3fZ";
 
 /// Now.
 pub fn now() -> Timestamp {
@@ -60,6 +64,11 @@ mod tests {
         let t = at(1_795_314_245_123);
         assert_eq!(t.strftime(STAMP).to_string(), "2026-11-22T02:24:05.123Z");
         assert_eq!(t.strftime(COMPACT).to_string(), "20261122T022405Z");
+        assert_eq!(t.strftime(COMPACT_MS).to_string(), "20261122T022405123Z");
+        assert_eq!(
+            at(1_795_314_245_007).strftime(COMPACT_MS).to_string(),
+            "20261122T022405007Z"
+        );
         let back: Timestamp = t.strftime(STAMP).to_string().parse().unwrap();
         assert_eq!(back.as_millisecond(), 1_795_314_245_123);
     }

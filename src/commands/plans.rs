@@ -49,9 +49,10 @@ fn last_change(dir: &std::path::Path) -> Option<SystemTime> {
         .max()
 }
 
+/// A file's time in the shape of `paused_until` beside it (to the second, UTC).
 fn stamp(t: SystemTime) -> String {
     jiff::Timestamp::try_from(t)
-        .map(|t| t.strftime("%Y-%m-%dT%H:%M:%SZ").to_string())
+        .map(|t| pause::stamp(t.as_second()))
         .unwrap_or_default()
 }
 

@@ -47,9 +47,8 @@ pub struct Start {
 pub fn start(project: &Project, f: &Facts, due: &Due) -> Start {
     let started = crate::clock::now();
     let stamp = format!(
-        "{}{:03}Z-{}",
-        started.strftime("%Y%m%dT%H%M%S"),
-        started.subsec_millisecond(),
+        "{}-{}",
+        started.strftime(crate::clock::COMPACT_MS),
         std::process::id()
     );
     let log = log::path(project, f, due, &stamp, None);
