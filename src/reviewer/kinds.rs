@@ -154,6 +154,7 @@ impl Job<'_> {
             stdin: prompt.as_bytes().to_vec(),
             label: "reviewer",
             timeout: self.config.timeout,
+            term_grace: process::TERM_GRACE,
             stdout_limit: STDOUT_LIMIT,
             stderr_limit: STDERR_LIMIT,
             guardian: super::guardian::Launch::this_binary(),

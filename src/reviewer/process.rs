@@ -75,6 +75,9 @@ pub struct Spec {
     /// own git calls around a review.
     pub label: &'static str,
     pub timeout: Duration,
+    /// Between asking the timed-out tree to stop and killing it, where the platform can
+    /// ask: [`TERM_GRACE`] for every run Taskie makes.
+    pub term_grace: Duration,
     /// Bytes of stdout kept; the rest is read and discarded.
     pub stdout_limit: usize,
     /// Bytes of stderr kept; the rest is read and discarded.
@@ -147,7 +150,7 @@ pub fn run(spec: &Spec) -> io::Result<Captured> {
     if timed_out {
         // Always to the end, even if the leader and pipes are gone: a descendant that
         // caught SIGTERM and closed its pipes would otherwise survive the timeout.
-        end_tree(&tree, &mut w, Heard::over);
+        end_tree(&tree, &mut w, spec.term_grace, Heard::over);
     } else {
         // Descendants may still hold our pipes. Give them a short grace, never past the
         // overall deadline, then terminate the tree so the readers see EOF.
@@ -160,7 +163,7 @@ pub fn run(spec: &Spec) -> io::Result<Captured> {
         };
         if !w.wait_until(grace, Heard::all_closed) {
             stragglers_terminated = true;
-            end_tree(&tree, &mut w, Heard::all_closed);
+            end_tree(&tree, &mut w, spec.term_grace, Heard::all_closed);
         }
     }
 
@@ -201,11 +204,11 @@ pub fn run(spec: &Spec) -> io::Result<Captured> {
     })
 }
 
-/// Ends the reviewer's tree: asked to stop and given [`TERM_GRACE`] where the platform
-/// can ask, then killed, waiting (bounded) until `done` holds.
-fn end_tree(tree: &os::Tree, w: &mut Waits, done: fn(&Heard) -> bool) {
+/// Ends the reviewer's tree: asked to stop and given `grace` where the platform can ask,
+/// then killed, waiting (bounded) until `done` holds.
+fn end_tree(tree: &os::Tree, w: &mut Waits, grace: Duration, done: fn(&Heard) -> bool) {
     if tree.ask_to_stop() {
-        w.wait_until(after(TERM_GRACE), done);
+        w.wait_until(after(grace), done);
     }
     tree.kill();
     w.wait_until(after(KILL_WAIT), done);
@@ -510,6 +513,7 @@ mod tests {
             stdin: vec![],
             label: "reviewer",
             timeout: Duration::from_secs(20),
+            term_grace: TERM_GRACE,
             stdout_limit: MIB,
             stderr_limit: MIB,
             guardian: Some(crate::reviewer::guardian::tests::test_launch()),
@@ -655,6 +659,9 @@ mod tests {
             pidfile.display()
         ));
         spec.timeout = Duration::from_millis(300);
+        // Its trap answers at once; a short grace proves the escalation as well as the
+        // real one.
+        spec.term_grace = Duration::from_millis(300);
         each_watch(&spec, |out| {
             let pid = read_pid(&pidfile, Duration::from_secs(1));
             let _guard = KillOnDrop(pid);

@@ -99,6 +99,7 @@ fn try_bwrap(bwrap: std::ffi::OsString) -> Choice {
         stdin: Vec::new(),
         label: "bwrap",
         timeout: std::time::Duration::from_secs(10),
+        term_grace: process::TERM_GRACE,
         stdout_limit: 4096,
         stderr_limit: 4096,
         guardian: crate::reviewer::guardian::Launch::this_binary(),

@@ -328,6 +328,7 @@ fn git(dir: &Path, args: &[&str]) -> Result<Vec<u8>, String> {
         stdin: Vec::new(),
         label: "git",
         timeout: GIT_TIMEOUT,
+        term_grace: process::TERM_GRACE,
         stdout_limit: STATUS_LIMIT,
         stderr_limit: 64 * 1024,
         guardian: None,

@@ -264,6 +264,7 @@ mod tests {
             stdin: vec![],
             label: "reviewer",
             timeout,
+            term_grace: super::super::TERM_GRACE,
             stdout_limit: 1 << 20,
             stderr_limit: 1 << 20,
             guardian: None,
