@@ -464,6 +464,30 @@ fn a_reviewer_that_edits_state_json_keeps_its_edit_and_counts_a_failure() {
     assert_eq!(p.last_event()["path"], "reviewer-failed");
 }
 
+/// A reviewer that edits state.json at every review is hard-stopped at the third, and the
+/// text names the edit as what to stop, not the reviewer program.
+#[test]
+fn three_reviews_that_edit_state_json_hard_stop_naming_the_edit() {
+    let p = Project::new().plan("p").state(due("plan-review"));
+    // Still valid, never the same bytes: a blank line more each time.
+    p.script_reviewer(&format!(
+        "{REVIEW_PASS}\necho >> .taskie/plans/p/state.json"
+    ));
+    for attempt in 1..=3 {
+        let msg = p.stop().message();
+        assert!(msg.contains("state.json was changed while it ran"), "{msg}");
+        assert_eq!(p.state_json()["review_failures"], attempt, "{msg}");
+        if attempt == 3 {
+            assert!(
+                msg.contains("hard-stopped")
+                    && msg.contains("Leave state.json alone while a review runs")
+                    && !msg.contains("Fix the reviewer"),
+                "{msg}"
+            );
+        }
+    }
+}
+
 /// A review blocks, but state.json cannot be written: the answer is an allow, and the
 /// event says so, with the state that is on disk after the run (the one read).
 #[cfg(debug_assertions)]

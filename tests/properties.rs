@@ -285,6 +285,7 @@ fn reviewed() -> impl Strategy<Value = Reviewed> {
             reason: "exited with status 1".into(),
             log: ".taskie/logs/review.log".into(),
             exit: Some(1),
+            failure: taskie::model::cycle::Failure::Reviewer,
         }),
     ]
 }

@@ -40,6 +40,32 @@ fn stop_void(p: &Project) -> String {
 }
 
 #[test]
+fn three_void_reviews_in_a_row_hard_stop_naming_the_checkout_not_the_reviewer_program() {
+    let p = repo(Project::new().plan("p").state(due("plan-review")))
+        .reviewer(&Fake::pass().extra("echo 'pub fn g() {}' >> src/lib.rs"));
+    for attempt in 1..=3 {
+        let message = stop_void(&p);
+        assert_eq!(p.state_json()["review_failures"], attempt, "{message}");
+        if attempt < 3 {
+            assert!(message.contains("retried at the next stop"), "{message}");
+            continue;
+        }
+        assert!(
+            message.contains("reviews for this plan are hard-stopped")
+                && message.contains("Find what changed the checkout while the reviews ran")
+                && message.contains("another session working in this checkout")
+                && message.contains("taskie state set --plan p review_failures=0"),
+            "{message}"
+        );
+        // The reviewer program may be fine: the text does not send the user to it.
+        assert!(
+            !message.contains("Fix the reviewer") && !message.contains("TASKIE_REVIEWER"),
+            "{message}"
+        );
+    }
+}
+
+#[test]
 fn a_reviewer_that_changes_a_tracked_file_has_its_verdict_voided_and_the_change_named() {
     let p = repo(Project::new().plan("p").state(due("plan-review"))).reviewer(
         &Fake::pass()

@@ -5,7 +5,7 @@
 
 use crate::hook::answer::Answer;
 use crate::hook::message;
-use crate::model::cycle::{Due, HardStop, Reviewed};
+use crate::model::cycle::{Due, Failure, HardStop, Reviewed};
 use crate::model::facts::Facts;
 use crate::model::host::Host;
 use crate::model::machine;
@@ -165,11 +165,17 @@ fn conclude_review(f: &Facts, due: &Due, reviewed: &Reviewed) -> Outcome {
     rec.iteration = Some(due.iteration);
     rec.model = Some(due.model.clone());
     let (reading, findings, failover) = match reviewed {
-        Reviewed::Failed { reason, log, exit } => {
+        Reviewed::Failed {
+            reason,
+            log,
+            exit,
+            failure,
+        } => {
             let next = machine::after_failure(&due.read);
             rec.reviewer_exit = *exit;
             rec.after(&next);
-            let text = message::reviewer_failed(f.plan, due, reason, log, next.review_failures);
+            let text =
+                message::reviewer_failed(f.plan, due, reason, log, next.review_failures, *failure);
             return finish(Answer::allow(text), Some(next), rec);
         }
         Reviewed::Paused { until, by, log } => {
@@ -291,7 +297,8 @@ pub fn state_edited(
         "state.json was {what} while it ran (by the reviewer, or by hand); the hook kept that edit and did \
          not record this review"
     );
-    let mut text = message::reviewer_failed(f.plan, due, &reason, log, failures);
+    let mut text =
+        message::reviewer_failed(f.plan, due, &reason, log, failures, Failure::StateEdited);
     if write.is_none() {
         text.push_str(" state.json was not written.");
     }
@@ -497,6 +504,7 @@ mod tests {
                 reason: "boom".into(),
                 log: "l".into(),
                 exit: Some(2),
+                failure: Failure::Reviewer,
             },
         );
         let mut expected = d.read.clone();
@@ -564,6 +572,7 @@ mod tests {
                 reason: "boom".into(),
                 log: "l".into(),
                 exit: Some(1),
+                failure: Failure::Reviewer,
             },
         )
         .write

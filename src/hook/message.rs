@@ -1,7 +1,7 @@
 //! Every text the hook shows the agent or the user. Each one says what happened and
 //! the exact next action, so nobody has to guess.
 
-use crate::model::cycle::{Due, MAX_REVIEW_FAILURES};
+use crate::model::cycle::{Due, Failure, MAX_REVIEW_FAILURES};
 use crate::model::facts::Facts;
 use crate::model::host::Client;
 use crate::model::next_stop::Then;
@@ -109,7 +109,16 @@ pub fn ledger_unreadable(plan: &str, due: &Due, problem: &str) -> String {
     )
 }
 
-pub fn reviewer_failed(plan: &str, due: &Due, reason: &str, log: &str, failures: u64) -> String {
+/// Review `due` failed (`failure` says how); at the last attempt the plan's reviews are
+/// hard-stopped, and the text names the fix for what failed.
+pub fn reviewer_failed(
+    plan: &str,
+    due: &Due,
+    reason: &str,
+    log: &str,
+    failures: u64,
+    failure: Failure,
+) -> String {
     let r = due.review;
     let head = format!(
         "Taskie: plan '{plan}': the {r} reviewer (review #{}, model {}) failed: {reason}. Log: {log}.",
@@ -121,22 +130,34 @@ pub fn reviewer_failed(plan: &str, due: &Due, reason: &str, log: &str, failures:
             MAX_REVIEW_FAILURES
         )
     } else {
-        let mut vars: Vec<&str> = due
-            .reviewers
-            .iter()
-            .map(|r| crate::reviewer::program_var(r.kind).name())
-            .collect();
-        vars.sort_unstable();
-        vars.dedup();
-        let vars = if vars.is_empty() {
-            "`TASKIE_REVIEWER`".to_string()
-        } else {
-            format!("`{}`", vars.join("`, `"))
+        let fix = match failure {
+            Failure::Reviewer => {
+                let mut vars: Vec<&str> = due
+                    .reviewers
+                    .iter()
+                    .map(|r| crate::reviewer::program_var(r.kind).name())
+                    .collect();
+                vars.sort_unstable();
+                vars.dedup();
+                let vars = if vars.is_empty() {
+                    "`TASKIE_REVIEWER`".to_string()
+                } else {
+                    format!("`{}`", vars.join("`, `"))
+                };
+                format!("Fix the reviewer (see the log; {vars} chooses the program)")
+            }
+            Failure::CheckoutChanged => {
+                "Find what changed the checkout while the reviews ran: the \
+                reviewer, or another session working in this checkout (the log is the diff of \
+                the last change)"
+                    .to_string()
+            }
+            Failure::StateEdited => "Leave state.json alone while a review runs".to_string(),
         };
         format!(
-            "{head} That was attempt {failures} of {}: reviews for this plan are hard-stopped. Fix the reviewer \
-             (see the log; {vars} chooses the program), then run `taskie state set --plan {plan} \
-             review_failures=0`, or skip this review with `taskie advance --plan {plan}`.",
+            "{head} That was attempt {failures} of {}: reviews for this plan are hard-stopped. {fix}, then \
+             run `taskie state set --plan {plan} review_failures=0`, or skip this review with \
+             `taskie advance --plan {plan}`.",
             MAX_REVIEW_FAILURES
         )
     }

@@ -159,8 +159,10 @@ pub fn explain_stop(
             format!("the {r} reviewer failed {} times in a row", s.review_failures),
             Remedy {
                 command: format!("taskie state set --plan {plan} review_failures=0"),
-                description: "after fixing the reviewer (see the review-*.log files in .taskie/logs/), retry \
-                              the review at the next stop"
+                // The state keeps no cause: the reviewer, or a change to the checkout or to
+                // state.json while it ran (the answer at the last attempt named which).
+                description: "after fixing why the attempts failed (the reviewer, or a change made while it \
+                              ran: the logs in .taskie/logs/ say which), retry the review at the next stop"
                     .into(),
             },
         ),
@@ -286,6 +288,17 @@ impl Failover {
     }
 }
 
+/// What made a review attempt fail, for the fix its hard stop names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Failure {
+    /// The reviewer gave no verdict: it failed, timed out, or none could run.
+    Reviewer,
+    /// The checkout changed while the reviewer ran, so its verdict was voided (SPEC §8).
+    CheckoutChanged,
+    /// state.json changed while the reviewer ran, so its review was not recorded.
+    StateEdited,
+}
+
 /// How the reviewer run ended, as far as the decision cares.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Reviewed {
@@ -293,6 +306,7 @@ pub enum Reviewed {
         reason: String,
         log: String,
         exit: Option<i32>,
+        failure: Failure,
     },
     /// The reviewer's usage limit was reached and resets at `until` (Unix seconds): no
     /// review and no failure; the plan waits (SPEC §22).

@@ -1,7 +1,7 @@
 //! What every reviewer kind shares (SPEC §18): the job it is given, and the attempt it
 //! comes back with — a review (its text and verdict) or a failure, and its spend.
 
-use crate::model::cycle::{Due, Reviewed};
+use crate::model::cycle::{Due, Failure, Reviewed};
 use crate::model::facts::Facts;
 use crate::model::pause::{self, Implausible};
 use crate::model::reviewers::Kind;
@@ -276,6 +276,7 @@ impl FailedRun {
             ),
             log: log.into(),
             exit: self.exit,
+            failure: Failure::Reviewer,
         }
     }
 
@@ -284,6 +285,7 @@ impl FailedRun {
             reason: self.error.to_string(),
             log: log.into(),
             exit: self.exit,
+            failure: Failure::Reviewer,
         }
     }
 }

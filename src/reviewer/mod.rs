@@ -4,7 +4,7 @@
 //! what they share in `kinds.rs`, the environment and limits in `config.rs`, the failures
 //! in `error.rs`, the logs in `log.rs`.
 
-use crate::model::cycle::{Due, Failover, Reviewed, Unavailable};
+use crate::model::cycle::{Due, Failover, Failure, Reviewed, Unavailable};
 use crate::model::facts::Facts;
 use crate::model::reviewers::{Kind, Reviewer};
 use crate::model::spend::Spend;
@@ -99,6 +99,7 @@ pub fn review(
                 .clone()
                 .unwrap_or_else(|| project.relative(&run.log)),
             exit: Some(0),
+            failure: Failure::CheckoutChanged,
         };
         // Unavailable never counts as a review (SPEC §22).
         done.reviews = 0;
@@ -130,6 +131,7 @@ fn review_once(project: &Project, f: &Facts, due: &Due, config: &Config, run: &S
                 reason: "no reviewer is configured".into(),
                 log: String::new(),
                 exit: None,
+                failure: Failure::Reviewer,
             },
             processes: 0,
             reviews: 0,
@@ -290,12 +292,14 @@ pub fn all_unavailable(unavailable: &[(Reviewer, kinds::FailedRun, String)], now
                 reason: format!("every reviewer was unavailable: {}", each.join("; ")),
                 log: log.clone(),
                 exit: first.exit,
+                failure: Failure::Reviewer,
             }
         }
         ([], _) => Reviewed::Failed {
             reason: "no reviewer is configured".into(),
             log: String::new(),
             exit: None,
+            failure: Failure::Reviewer,
         },
     }
 }

@@ -4,7 +4,7 @@
 //! reviewer passes. One reviewer failing makes the run a reviewer failure: the agent
 //! cannot fix a broken reviewer, so it is never blocked by one (SPEC §5 step 16).
 
-use crate::model::cycle::{Due, Failover, Reviewed, Unavailable};
+use crate::model::cycle::{Due, Failover, Failure, Reviewed, Unavailable};
 use crate::model::facts::Facts;
 use crate::model::reviewers::{Kind, Reviewer};
 use crate::model::spend::Spend;
@@ -174,6 +174,7 @@ fn conclude(project: &Project, f: &Facts, due: &Due, attempts: Vec<Attempt>) -> 
                     .to_string(),
                 log: attempts.first().map(|a| a.log.clone()).unwrap_or_default(),
                 exit: Some(0),
+                failure: Failure::Reviewer,
             },
         }
     };
