@@ -752,21 +752,9 @@ pub fn scratch() -> &'static Path {
 /// `/dev/shm` of 64 MiB would fill up).
 #[cfg(target_os = "linux")]
 fn roomy(dir: &Path) -> bool {
-    use std::os::unix::ffi::OsStrExt;
-    let Ok(c) = std::ffi::CString::new(dir.as_os_str().as_bytes()) else {
-        return false;
-    };
-    // SAFETY: `c` is a NUL-terminated path; `st` is written by statvfs before it is read.
-    let free = unsafe {
-        let mut st: libc::statvfs = std::mem::zeroed();
-        if libc::access(c.as_ptr(), libc::W_OK | libc::X_OK) != 0
-            || libc::statvfs(c.as_ptr(), &mut st) != 0
-        {
-            return false;
-        }
-        st.f_bavail.saturating_mul(st.f_frsize)
-    };
-    free >= 1 << 30
+    use rustix::fs::{Access, access, statvfs};
+    access(dir, Access::WRITE_OK | Access::EXEC_OK).is_ok()
+        && statvfs(dir).is_ok_and(|st| st.f_bavail.saturating_mul(st.f_frsize) >= 1 << 30)
 }
 
 #[cfg(not(target_os = "linux"))]
