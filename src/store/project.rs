@@ -27,7 +27,7 @@ impl Project {
     }
 
     pub fn logs(&self) -> PathBuf {
-        self.root.join(".taskie/logs")
+        logs_in(&self.taskie())
     }
 
     pub fn locks(&self) -> PathBuf {
@@ -56,6 +56,11 @@ impl Project {
 /// The plans of a `.taskie`-shaped directory: a project's own, or a run's gate.
 pub fn plans_in(taskie: &Path) -> PathBuf {
     taskie.join("plans")
+}
+
+/// The logs of a `.taskie`-shaped directory: events, reviewer logs, diagnostics.
+pub fn logs_in(taskie: &Path) -> PathBuf {
+    taskie.join("logs")
 }
 
 /// Plan `plan`'s directory in a `.taskie`-shaped directory (see [`plans_in`]).
@@ -89,9 +94,7 @@ impl PlanIn {
 
     /// What a hard stop leaves for the human (`logs/<plan>-diagnostics.json`).
     pub fn diagnostics_path(&self) -> PathBuf {
-        self.taskie
-            .join("logs")
-            .join(crate::store::diagnostics::file_name(&self.plan))
+        logs_in(&self.taskie).join(crate::store::diagnostics::file_name(&self.plan))
     }
 }
 

@@ -167,7 +167,7 @@ fn plan_spent_usd(dir: &Path, plan: &str) -> f64 {
 pub fn ledger(dir: &Path, plan: &str) -> Ledger {
     ledger_file(dir).unwrap_or_else(|| match dir.parent().and_then(Path::parent) {
         Some(taskie) => Ledger::from_runs(&crate::store::event_log::spend_runs(
-            &taskie.join("logs"),
+            &crate::store::project::logs_in(taskie),
             plan,
         )),
         None => Ledger::default(),
